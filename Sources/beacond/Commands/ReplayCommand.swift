@@ -1,0 +1,154 @@
+import ArgumentParser
+import BLEPayload
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Decode advertising reports from btsnoop, pcap or pcapng captures.",
+        discussion: """
+            Prints one line per GeoRacing signal (or, with --all, per advertising report), then a \
+            summary on stderr. Reads btsnoop (1001, 1002, 2001), pcap and pcapng (link types 187, 201, \
+            254, 256, 272). A capture that cannot be read further is reported with its file, record \
+            and byte offset; what came before it is printed, the remaining captures are still read, \
+            and the exit code is 1.
+            """
+    )
+
+    @Flag(help: "Print every advertising report, not only GeoRacing signals.")
+    var all = false
+
+    @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
+    var json = false
+
+    @Option(name: .customLong("company-id"),
+            help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"))
+    var companyID = IntegerArgument<UInt16>(GeoRacingSignal.defaultCompanyID)
+
+    @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
+    var captures: [String]
+
+    func run() throws {
+        let output = OutputStream(fd: STDOUT_FILENO)
+        var session = ReplaySession(
+            formatter: ReportFormatter(decoder: GeoRacingDecoder(companyID: companyID.value)), all: all, json: json,
+            output: output)
+        let started = MonotonicClock.micros()
+        var failed = false
+        if !json { output.write(ReportFormatter.tableHeader + "\n") }
+        for path in captures {
+            do throws(CaptureError) {
+                try session.replay(path: path)
+            } catch {
+                output.flush()
+                printError("beacond replay: error: \(error)")
+                failed = true
+            }
+            if output.readerGone { break }
+        }
+        output.flush()
+        session.printSummary(files: captures.count, elapsedMicros: MonotonicClock.micros() - started)
+        if failed { throw ExitCode(1) }
+    }
+}
+
+/// Counts and prints what `replay` decodes, across files.
+struct ReplaySession {
+    let formatter: ReportFormatter
+    let all: Bool
+    let json: Bool
+    let output: OutputStream
+    var totals = ExtractorCounters()
+    var hciTotals = HCIDecodeCounters()
+    var signals = 0
+    var rejections: [GeoRacingRejection: Int] = [:]
+    var problemsShown = 0
+    static let maxProblemsShown = 20
+
+    mutating func replay(path: String) throws(CaptureError) {
+        let reader = try CaptureReader(path: path)
+        var extractor = AdvertisingExtractor()
+        defer {
+            accumulate(extractor)
+        }
+        var writer = JSONWriter(capacity: 4096)
+        while let packet = try reader.next() {
+            let problem = extractor.process(packet) { report in
+                let match = formatter.decoder.decode(report.data)
+                switch match {
+                case .signal: signals += 1
+                case .rejected(let reason): rejections[reason, default: 0] += 1
+                case .none: break
+                }
+                guard all || isSignal(match) else { return }
+                if json {
+                    formatter.json(report, match: match, into: &writer)
+                    writer.newline()
+                    output.write(writer.bytes)
+                    writer.bytes.removeAll(keepingCapacity: true)
+                } else {
+                    output.write(formatter.row(report, match: match) + "\n")
+                }
+            }
+            if let problem { note(problem, in: path, packet: packet) }
+            if output.readerGone { return }
+        }
+    }
+
+    private func isSignal(_ match: GeoRacingMatch) -> Bool {
+        if case .signal = match { return true }
+        return false
+    }
+
+    private mutating func note(_ problem: RecordProblem, in path: String, packet: CapturePacket) {
+        problemsShown += 1
+        guard problemsShown <= Self.maxProblemsShown else { return }
+        output.flush()
+        printError("beacond replay: warning: \(path): record \(packet.index) at byte \(packet.offset): \(problem)")
+    }
+
+    private mutating func accumulate(_ extractor: AdvertisingExtractor) {
+        let counters = extractor.counters
+        totals.records += counters.records
+        totals.hciEvents += counters.hciEvents
+        totals.otherRecords += counters.otherRecords
+        totals.linkLayerPackets += counters.linkLayerPackets
+        totals.linkLayerBadCRC += counters.linkLayerBadCRC
+        totals.linkLayerSkipped += counters.linkLayerSkipped
+        totals.malformedRecords += counters.malformedRecords
+        totals.reports += counters.reports
+        let hci = extractor.hci.counters
+        hciTotals.skippedEvents += hci.skippedEvents
+        hciTotals.malformedEvents += hci.malformedEvents
+        hciTotals.truncatedReports += hci.truncatedReports
+        hciTotals.reportsReassembled += hci.reportsReassembled
+        hciTotals.fragmentChainsDropped += hci.fragmentChainsDropped
+    }
+
+    func printSummary(files: Int, elapsedMicros: Int64) {
+        let seconds = Double(max(elapsedMicros, 1)) / 1_000_000
+        let rate = Int(Double(totals.reports) / seconds)
+        var text = "replay: \(files) capture\(files == 1 ? "" : "s"): \(totals.records) records, "
+        text += "\(totals.hciEvents) HCI events (\(hciTotals.skippedEvents) skipped, \(hciTotals.malformedEvents) malformed), "
+        if totals.linkLayerPackets > 0 {
+            text += "\(totals.linkLayerPackets) link-layer packets (\(totals.linkLayerBadCRC) bad CRC), "
+        }
+        text += "\(totals.reports) reports"
+        if hciTotals.truncatedReports > 0 { text += " (\(hciTotals.truncatedReports) truncated)" }
+        text += ", \(signals) GeoRacing signals, rejected:"
+        text += GeoRacingRejection.allCases.map { " \($0.reason)=\(rejections[$0, default: 0])" }.joined(separator: ",")
+        if problemsShown > Self.maxProblemsShown {
+            text += "; \(problemsShown - Self.maxProblemsShown) more record warnings not shown"
+        }
+        text += "; \(String(format3(seconds))) s, \(rate) reports/s"
+        printError(text)
+    }
+
+    private func format3(_ value: Double) -> String {
+        let millis = Int((value * 1000).rounded())
+        let fraction = String(millis % 1000)
+        return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}

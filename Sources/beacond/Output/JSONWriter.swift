@@ -1,0 +1,167 @@
+/// Writes JSON into a byte buffer without Foundation: objects and arrays are
+/// opened and closed explicitly, and commas are placed automatically.
+struct JSONWriter {
+    var bytes: [UInt8] = []
+    /// Bit n set: the container at depth n already holds an element.
+    private var hasElement: UInt64 = 0
+    private var depth = 0
+    private var afterKey = false
+
+    init(capacity: Int = 512) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        guard depth > 0 else { return }
+        let bit: UInt64 = 1 << UInt64(min(depth, 63))
+        if hasElement & bit != 0 { bytes.append(UInt8(ascii: ",")) }
+        hasElement |= bit
+    }
+
+    private mutating func open(_ character: Unicode.Scalar) {
+        separate()
+        bytes.append(UInt8(ascii: character))
+        depth += 1
+        hasElement &= ~(1 << UInt64(min(depth, 63)))
+    }
+
+    private mutating func close(_ character: Unicode.Scalar) {
+        depth -= 1
+        bytes.append(UInt8(ascii: character))
+    }
+
+    mutating func beginObject() { open("{") }
+    mutating func endObject() { close("}") }
+    mutating func beginArray() { open("[") }
+    mutating func endArray() { close("]") }
+
+    mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    mutating func key(_ name: String) {
+        separate()
+        appendEscaped(name)
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    mutating func null() {
+        separate()
+        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+    }
+
+    mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    mutating func int(_ value: some BinaryInteger) {
+        separate()
+        appendDecimal(value)
+    }
+
+    /// An optional integer, or null.
+    mutating func int(_ value: (some BinaryInteger)?) {
+        if let value { int(value) } else { null() }
+    }
+
+    mutating func string(_ value: String) {
+        separate()
+        appendEscaped(value)
+    }
+
+    /// A string from raw bytes (a device name, say): invalid UTF-8 becomes U+FFFD.
+    mutating func string(bytes raw: UnsafeRawBufferPointer) {
+        string(String(decoding: raw, as: UTF8.self))
+    }
+
+    /// Lower-case hex of `raw`, as a string.
+    mutating func hex(_ raw: UnsafeRawBufferPointer) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        for byte in raw {
+            bytes.append(hexDigitsLower[Int(byte >> 4)])
+            bytes.append(hexDigitsLower[Int(byte & 0xF)])
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Unix microseconds as seconds with exactly six decimals.
+    mutating func seconds(micros: Int64) {
+        separate()
+        if micros < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = micros.magnitude
+        appendDecimal(magnitude / 1_000_000)
+        bytes.append(UInt8(ascii: "."))
+        var fraction = magnitude % 1_000_000
+        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: 6)
+        for index in stride(from: 5, through: 0, by: -1) {
+            digits[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
+            fraction /= 10
+        }
+        bytes.append(contentsOf: digits)
+    }
+
+    /// A Double with up to `decimals` decimals (trailing zeros kept), or null when not finite.
+    mutating func number(_ value: Double, decimals: Int) {
+        guard value.isFinite else { return null() }
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int64((value * scale).rounded())
+        separate()
+        if scaled < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = scaled.magnitude
+        let unit = UInt64(scale)
+        appendDecimal(magnitude / unit)
+        if decimals > 0 {
+            bytes.append(UInt8(ascii: "."))
+            var fraction = magnitude % unit
+            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: decimals)
+            for index in stride(from: decimals - 1, through: 0, by: -1) {
+                digits[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                fraction /= 10
+            }
+            bytes.append(contentsOf: digits)
+        }
+    }
+
+    mutating func newline() {
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    private mutating func appendDecimal(_ value: some BinaryInteger) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    private mutating func appendEscaped(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F:
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(hexDigitsLower[Int(byte >> 4)])
+                bytes.append(hexDigitsLower[Int(byte & 0xF)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+private let hexDigitsLower: [UInt8] = Array("0123456789abcdef".utf8)
