@@ -53,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BLEPayload"]
+            dependencies: ["BLEPayload", "beacond"]
         ),
     ]
 )

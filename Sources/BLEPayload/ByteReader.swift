@@ -25,12 +25,19 @@ public struct ByteReader {
 
     public var isAtEnd: Bool { offset >= bytes.count }
 
+    @inline(__always)
     mutating func require(_ count: Int) throws(TruncatedRead) {
         guard count >= 0, count <= bytes.count - offset else {
-            throw TruncatedRead(offset: offset, needed: count, available: max(0, bytes.count - offset))
+            throw truncated(count)
         }
     }
 
+    @inline(never)
+    func truncated(_ count: Int) -> TruncatedRead {
+        TruncatedRead(offset: offset, needed: count, available: max(0, bytes.count - offset))
+    }
+
+    @inline(__always)
     public mutating func u8() throws(TruncatedRead) -> UInt8 {
         try require(1)
         let value = bytes.load(fromByteOffset: offset, as: UInt8.self)
@@ -38,10 +45,12 @@ public struct ByteReader {
         return value
     }
 
+    @inline(__always)
     public mutating func i8() throws(TruncatedRead) -> Int8 {
         Int8(bitPattern: try u8())
     }
 
+    @inline(__always)
     public mutating func u16le() throws(TruncatedRead) -> UInt16 {
         try require(2)
         let value = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
@@ -49,6 +58,7 @@ public struct ByteReader {
         return value
     }
 
+    @inline(__always)
     public mutating func u16be() throws(TruncatedRead) -> UInt16 {
         try require(2)
         let value = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
@@ -56,6 +66,7 @@ public struct ByteReader {
         return value
     }
 
+    @inline(__always)
     public mutating func u32le() throws(TruncatedRead) -> UInt32 {
         try require(4)
         let value = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
@@ -63,6 +74,7 @@ public struct ByteReader {
         return value
     }
 
+    @inline(__always)
     public mutating func u32be() throws(TruncatedRead) -> UInt32 {
         try require(4)
         let value = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
@@ -70,6 +82,7 @@ public struct ByteReader {
         return value
     }
 
+    @inline(__always)
     public mutating func u64be() throws(TruncatedRead) -> UInt64 {
         try require(8)
         let value = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -78,6 +91,7 @@ public struct ByteReader {
     }
 
     /// A 48-bit little-endian Bluetooth device address.
+    @inline(__always)
     public mutating func address() throws(TruncatedRead) -> BluetoothAddress {
         try require(6)
         let low = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
@@ -87,6 +101,7 @@ public struct ByteReader {
     }
 
     /// The next `count` bytes, borrowed from the same storage.
+    @inline(__always)
     public mutating func slice(_ count: Int) throws(TruncatedRead) -> UnsafeRawBufferPointer {
         try require(count)
         let start = offset
@@ -94,6 +109,7 @@ public struct ByteReader {
         return UnsafeRawBufferPointer(rebasing: bytes[start..<start + count])
     }
 
+    @inline(__always)
     public mutating func skip(_ count: Int) throws(TruncatedRead) {
         try require(count)
         offset += count

@@ -76,6 +76,8 @@ public struct HCIDecodeCounters: Hashable, Sendable {
 /// extended-advertising fragments are joined in buffers allocated once.
 public struct HCIEventDecoder {
     private var eventCounters = HCIDecodeCounters()
+    /// A copy of `routineTable`, so dispatch does not go through a lazy global each event.
+    private let routines = HCIEventDecoder.routineTable
     var reassembler: ExtendedAdvertisingReassembler
 
     public var counters: HCIDecodeCounters {
@@ -147,7 +149,7 @@ public struct HCIEventDecoder {
             return .skipped(eventCode: code, subevent: nil)
         }
         let subevent = event[2]
-        guard let routine = Self.routineTable[Int(subevent)] else {
+        guard let routine = routines[Int(subevent)] else {
             eventCounters.skippedEvents += 1
             return .skipped(eventCode: code, subevent: subevent)
         }

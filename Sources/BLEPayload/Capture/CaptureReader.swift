@@ -71,7 +71,7 @@ public final class CaptureReader {
     public static let maxRecordLength = 1 << 20
 
     public let name: String
-    public private(set) var format: CaptureFormat = .pcapng
+    @exclusivity(unchecked) public private(set) var format: CaptureFormat = .pcapng
 
     private enum Input {
         case descriptor(Int32, owned: Bool)
@@ -139,7 +139,14 @@ public final class CaptureReader {
     }
 
     /// Makes at least `count` bytes available from `start`; false at a clean end of input.
+    @inline(__always)
     private func fill(_ count: Int) throws(CaptureError) -> Bool {
+        if end - start >= count { return true }
+        return try refill(count)
+    }
+
+    @inline(never)
+    private func refill(_ count: Int) throws(CaptureError) -> Bool {
         while end - start < count {
             if endOfInput { return false }
             if count > buffer.count {
@@ -184,6 +191,7 @@ public final class CaptureReader {
     }
 
     /// Requires `count` bytes, failing with "truncated" when the file ends first.
+    @inline(__always)
     private func require(_ count: Int) throws(CaptureError) {
         guard try fill(count) else {
             throw error(.truncated(needed: count, available: end - start))

@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Command-line options of `beacond-bench`.
+struct Options {
+    /// Folder of real captures to build the benchmark capture from.
+    var shared = "../shared/captures"
+    /// Advertising reports the benchmark capture holds.
+    var reports = 224_220
+    /// Where the benchmark capture is written.
+    var out = "/tmp/beacond-bench.btsnoop"
+    /// Timed decode runs per measurement (file, memory).
+    var runs = 7
+    /// Every Nth report carries a GeoRacing frame (0: none).
+    var geoEvery = 10
+    /// Decode `out` as it is instead of building it.
+    var reuse = false
+    /// Skip the tshark comparison.
+    var skipTShark = false
+    /// Only decode `out` (from the file) `runs` times and print the checksum: for profilers.
+    var decodeOnly = false
+
+    static let usage = """
+        usage: beacond-bench [--shared DIR] [--reports N] [--out FILE] [--runs N] [--geo-every N]
+                             [--reuse] [--no-tshark] [--decode-only]
+
+          --shared DIR     real captures to build the benchmark capture from (default ../shared/captures)
+          --reports N      advertising reports in the benchmark capture (default 224220)
+          --out FILE       where the benchmark capture is written (default /tmp/beacond-bench.btsnoop)
+          --runs N         timed runs per beacond measurement (default 7)
+          --geo-every N    every Nth report carries a GeoRacing frame (default 10; 0: none)
+          --reuse          decode FILE as it is; do not rebuild it
+          --no-tshark      skip the tshark comparison
+          --decode-only    decode FILE (implies --reuse, --no-tshark) and print a checksum; for profilers
+        """
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var index = 0
+        func value(_ name: String) -> String {
+            index += 1
+            guard index < arguments.count else { fail("\(name) needs a value") }
+            return arguments[index]
+        }
+        func count(_ name: String, minimum: Int) -> Int {
+            let text = value(name)
+            guard let number = Int(text.replacingUnderscores()), number >= minimum else {
+                fail("\(name): '\(text)' is not a whole number of at least \(minimum)")
+            }
+            return number
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--shared": options.shared = value(argument)
+            case "--reports": options.reports = count(argument, minimum: 1)
+            case "--out": options.out = value(argument)
+            case "--runs": options.runs = count(argument, minimum: 1)
+            case "--geo-every": options.geoEvery = count(argument, minimum: 0)
+            case "--reuse": options.reuse = true
+            case "--no-tshark": options.skipTShark = true
+            case "--decode-only":
+                options.decodeOnly = true
+                options.reuse = true
+                options.skipTShark = true
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default:
+                fail("unknown argument '\(argument)'\n\(usage)")
+            }
+            index += 1
+        }
+        return options
+    }
+}
+
+extension String {
+    fileprivate func replacingUnderscores() -> String { String(filter { $0 != "_" && $0 != "," }) }
+}
+
+func fail(_ message: String) -> Never {
+    writeError("beacond-bench: \(message)\n")
+    exit(2)
+}
+
+func warn(_ message: String) {
+    writeError("beacond-bench: \(message)\n")
+}
+
+func writeError(_ text: String) {
+    var text = text
+    text.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+            if written <= 0 { break }
+            offset += written
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC, in seconds.
+@inline(__always)
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
