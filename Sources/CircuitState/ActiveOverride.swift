@@ -1,0 +1,100 @@
+import BLEPayload
+
+/// What identifies one override: its sender's address plus the zone (v1 circuit beacons)
+/// or the staff source id (v2). A frame only ever competes with frames of its own key.
+public enum OverrideKey: Hashable, Sendable, CustomStringConvertible {
+    case circuit(zone: UInt16, address: BluetoothAddress)
+    case staff(sourceID: UInt32, address: BluetoothAddress)
+
+    public init(signal: GeoRacingSignal, address: BluetoothAddress) {
+        switch signal.version {
+        case .v1: self = .circuit(zone: signal.zone, address: address)
+        case .v2: self = .staff(sourceID: signal.sourceID ?? 0, address: address)
+        }
+    }
+
+    public var address: BluetoothAddress {
+        switch self {
+        case .circuit(_, let address), .staff(_, let address): address
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .circuit(let zone, let address): "zone \(zone) @ \(address)"
+        case .staff(let sourceID, let address): "source \(sourceID) @ \(address)"
+        }
+    }
+}
+
+/// An override as the table holds it at one instant.
+public struct ActiveOverride: Hashable, Sendable {
+    public var key: OverrideKey
+    public var mode: TrackMode
+    /// The most recent accepted frame.
+    public var signal: GeoRacingSignal
+    /// The RSSI of the most recent accepted report.
+    public var rssi: Int8?
+    public var smoothedRSSI: Double?
+    /// Metres, estimated from the smoothed RSSI; for display and the distance gate only.
+    public var distance: Double?
+    public var receivedAt: Int64
+    public var expiresAt: Int64
+
+    public init(
+        key: OverrideKey, mode: TrackMode, signal: GeoRacingSignal, rssi: Int8?, smoothedRSSI: Double?,
+        distance: Double?, receivedAt: Int64, expiresAt: Int64
+    ) {
+        self.key = key
+        self.mode = mode
+        self.signal = signal
+        self.rssi = rssi
+        self.smoothedRSSI = smoothedRSSI
+        self.distance = distance
+        self.receivedAt = receivedAt
+        self.expiresAt = expiresAt
+    }
+
+    public var address: BluetoothAddress { key.address }
+    public var zone: UInt16 { signal.zone }
+    public var sequence: UInt16 { signal.sequence }
+    public var temperature: Int8? { signal.temperature }
+
+    /// Whether `self` wins over `other`: higher severity, then stronger latest RSSI (none is
+    /// weakest), lower zone, v1 before v2, lower source id, lower address. Distance never counts.
+    public func outranks(_ other: ActiveOverride) -> Bool {
+        OverrideRank(self) < OverrideRank(other)
+    }
+}
+
+/// The tie order as one comparable value: smaller ranks first.
+struct OverrideRank: Comparable {
+    private let severity: Int
+    private let rssi: Int
+    private let zone: UInt16
+    private let version: UInt8
+    private let sourceID: UInt32
+    private let address: UInt64
+
+    init(_ entry: ActiveOverride) {
+        self.init(mode: entry.mode, rssi: entry.rssi, signal: entry.signal, address: entry.address)
+    }
+
+    init(mode: TrackMode, rssi: Int8?, signal: GeoRacingSignal, address: BluetoothAddress) {
+        severity = mode.severity
+        self.rssi = rssi.map(Int.init) ?? Int.min
+        zone = signal.zone
+        version = signal.version.rawValue
+        sourceID = signal.sourceID ?? 0
+        self.address = address.rawValue
+    }
+
+    static func < (lhs: OverrideRank, rhs: OverrideRank) -> Bool {
+        if lhs.severity != rhs.severity { return lhs.severity > rhs.severity }
+        if lhs.rssi != rhs.rssi { return lhs.rssi > rhs.rssi }
+        if lhs.zone != rhs.zone { return lhs.zone < rhs.zone }
+        if lhs.version != rhs.version { return lhs.version < rhs.version }
+        if lhs.sourceID != rhs.sourceID { return lhs.sourceID < rhs.sourceID }
+        return lhs.address < rhs.address
+    }
+}

@@ -1,0 +1,96 @@
+import BLEPayload
+
+/// Beacon addresses and v2 staff source ids whose signals may override. Empty admits everything.
+public struct AllowList: Hashable, Sendable {
+    public var addresses: Set<BluetoothAddress>
+    public var sourceIDs: Set<UInt32>
+
+    public init(addresses: Set<BluetoothAddress> = [], sourceIDs: Set<UInt32> = []) {
+        self.addresses = addresses
+        self.sourceIDs = sourceIDs
+    }
+
+    public var isEmpty: Bool { addresses.isEmpty && sourceIDs.isEmpty }
+
+    public func admits(address: BluetoothAddress, sourceID: UInt32?) -> Bool {
+        if isEmpty || addresses.contains(address) { return true }
+        guard let sourceID else { return false }
+        return sourceIDs.contains(sourceID)
+    }
+}
+
+/// Everything that tunes the fusion engine. Times are microseconds.
+public struct FusionConfiguration: Hashable, Sendable {
+    public static let defaultMinRSSI = -90
+    public static let defaultMaxTTL: Int64 = 120_000_000
+    /// 4096 entries hold every beacon and staff device a venue plausibly has many times over,
+    /// and cost a few hundred KiB at most.
+    public static let defaultMaxEntries = 4096
+    public static let defaultStaleAfter: Int64 = 15_000_000
+
+    public var policy: Policy
+    /// dBm; reports weaker than this are ignored. Reports without an RSSI pass.
+    public var minRSSI: Int
+    /// Zones whose signals may override; empty admits all zones.
+    public var zones: Set<UInt16>
+    public var allow: AllowList
+    /// The longest a signal stays active, whatever TTL it carries.
+    public var maxTTL: Int64
+    public var maxEntries: Int
+    /// How long a successful venue API fetch stays fresh.
+    public var staleAfter: Int64
+    /// Metres; nil turns the distance gate off.
+    public var maxDistance: Double?
+    public var pathLossExponent: Double
+    /// Received power at 1 m, dBm; nil derives it from the advertised TX power.
+    public var referencePower: Double?
+
+    public init(
+        policy: Policy = .safety, minRSSI: Int = defaultMinRSSI, zones: Set<UInt16> = [], allow: AllowList = AllowList(),
+        maxTTL: Int64 = defaultMaxTTL, maxEntries: Int = defaultMaxEntries, staleAfter: Int64 = defaultStaleAfter,
+        maxDistance: Double? = nil, pathLossExponent: Double = RSSIRanging.defaultPathLossExponent,
+        referencePower: Double? = nil
+    ) {
+        self.policy = policy
+        self.minRSSI = minRSSI
+        self.zones = zones
+        self.allow = allow
+        self.maxTTL = maxTTL
+        self.maxEntries = maxEntries
+        self.staleAfter = staleAfter
+        self.maxDistance = maxDistance
+        self.pathLossExponent = pathLossExponent
+        self.referencePower = referencePower
+    }
+
+    /// Why a known-mode signal is not an override candidate; nil when it is one.
+    func rejection(of signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, distance: Double?)
+        -> IngestFilter?
+    {
+        if let rssi, Int(rssi) < minRSSI { return .rssi }
+        if !zones.isEmpty && !zones.contains(signal.zone) { return .zone }
+        if !allow.admits(address: address, sourceID: signal.sourceID) { return .allow }
+        if let maxDistance, let distance, distance > maxDistance { return .distance }
+        return nil
+    }
+
+    /// `maxEntries`, at least one.
+    var entryLimit: Int { max(maxEntries, 1) }
+
+    /// How long a signal with `ttl` seconds stays active; zero or less clears its key.
+    func lifetime(ttl: UInt8) -> Int64 { min(Int64(ttl) * 1_000_000, maxTTL) }
+
+    func distance(smoothedRSSI: Double?, advertisedTXPower: Int8?) -> Double? {
+        guard let smoothedRSSI else { return nil }
+        let reference = RSSIRanging.referencePower(configured: referencePower, advertisedTXPower: advertisedTXPower)
+        return RSSIRanging.distance(rssi: smoothedRSSI, referencePower: reference, pathLossExponent: pathLossExponent)
+    }
+}
+
+extension Int64 {
+    func addingSaturating(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        if overflow { return other > 0 ? .max : .min }
+        return sum
+    }
+}

@@ -1,0 +1,255 @@
+import BLEPayload
+
+/// Why a report was not an override candidate.
+public enum IngestFilter: String, Hashable, Sendable, CaseIterable {
+    case unknownMode = "unknown_mode"
+    case rssi
+    case zone
+    case allow
+    case distance
+}
+
+/// What one report did to the override table.
+public enum IngestOutcome: Hashable, Sendable {
+    /// A new key, or one whose entry had expired: any sequence is accepted.
+    case inserted
+    /// A newer sequence replaced the entry.
+    case replaced
+    /// The same sequence again refreshed reception time, TTL and content.
+    case refreshed
+    /// An accepted frame with TTL 0 removed the key.
+    case cleared
+    case ignoredOlder
+    case filtered(IngestFilter)
+    /// The table is full of entries that may not be evicted for this one.
+    case refused
+}
+
+public struct FusionCounters: Hashable, Sendable {
+    /// New keys and newer sequences.
+    public var accepted = 0
+    public var repeats = 0
+    public var cleared = 0
+    public var olderIgnored = 0
+    public var filteredUnknownMode = 0
+    public var filteredRSSI = 0
+    public var filteredZone = 0
+    public var filteredAllow = 0
+    public var filteredDistance = 0
+    public var expired = 0
+    public var evicted = 0
+    public var refused = 0
+    /// Entries a new configuration no longer admits.
+    public var droppedByReconfiguration = 0
+    public var remoteSuccesses = 0
+    public var remoteFailures = 0
+
+    public init() {}
+
+    mutating func record(_ outcome: IngestOutcome) {
+        switch outcome {
+        case .inserted, .replaced: accepted += 1
+        case .refreshed: repeats += 1
+        case .cleared: cleared += 1
+        case .ignoredOlder: olderIgnored += 1
+        case .refused: refused += 1
+        case .filtered(.unknownMode): filteredUnknownMode += 1
+        case .filtered(.rssi): filteredRSSI += 1
+        case .filtered(.zone): filteredZone += 1
+        case .filtered(.allow): filteredAllow += 1
+        case .filtered(.distance): filteredDistance += 1
+        }
+    }
+}
+
+/// The one state a screen shows, with the details behind it.
+public struct PublishedState: Hashable, Sendable {
+    /// The engine time this state was evaluated at.
+    public var time: Int64
+    public var decision: Decision
+    /// Whether `decision` differs from the previous evaluation's (always true for the first).
+    public var changed: Bool
+    /// The best active override, whether or not the policy published it.
+    public var override: ActiveOverride?
+    /// Nil until the first fetch, successful or not.
+    public var remote: RemoteStatus?
+
+    public init(
+        time: Int64, decision: Decision, changed: Bool, override: ActiveOverride? = nil, remote: RemoteStatus? = nil
+    ) {
+        self.time = time
+        self.decision = decision
+        self.changed = changed
+        self.override = override
+        self.remote = remote
+    }
+
+    public var mode: TrackMode? { decision.mode }
+    public var source: StateSource { decision.source }
+    public var zone: UInt16? { decision.zone }
+}
+
+/// Fuses beacon overrides and the venue API state into one published track mode.
+///
+/// Time is an injected monotonic clock in microseconds and never runs backwards: an input
+/// stamped earlier than the latest time seen is taken to happen at that latest time. Inputs do
+/// not publish; a driver applies every input that shares a timestamp, then calls `evaluate(at:)`.
+/// Expiry and staleness are events of their own, at the instants `nextDeadline(after:)` gives:
+///
+///     for each group of inputs sharing timestamp t:
+///         publish(engine.evaluateDeadlines(before: t))
+///         apply the inputs at t
+///         publish(engine.evaluate(at: t))
+///     publish(engine.evaluateDeadlines(before: .max))
+public struct FusionEngine: Sendable {
+    public private(set) var configuration: FusionConfiguration
+    public private(set) var counters = FusionCounters()
+    /// The latest time seen.
+    public private(set) var clock: Int64 = .min
+    private var table = OverrideTable()
+    private var remote = RemoteFeed()
+    private var lastDecision: Decision?
+    /// The key of the override last published, kept while it stays among the most severe.
+    private var stickyKey: OverrideKey?
+
+    public init(configuration: FusionConfiguration = FusionConfiguration()) {
+        self.configuration = configuration
+    }
+
+    public var overrideCount: Int { table.count }
+
+    /// Offers one GeoRacing report; `rssi` nil means the controller did not report one.
+    @discardableResult
+    public mutating func ingest(
+        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8? = nil, at time: Int64
+    ) -> IngestOutcome {
+        let now = advanceClock(to: time)
+        let outcome = offer(signal, address: address, rssi: rssi, txPower: txPower, at: now)
+        counters.record(outcome)
+        return outcome
+    }
+
+    public mutating func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64) {
+        let now = advanceClock(to: time)
+        remote.recordSuccess(snapshot, at: now)
+        counters.remoteSuccesses += 1
+    }
+
+    /// A failed fetch refreshes nothing; it is only remembered for display.
+    public mutating func remoteFailed(at time: Int64, reason: String) {
+        let now = advanceClock(to: time)
+        remote.recordFailure(reason: reason, at: now)
+        counters.remoteFailures += 1
+    }
+
+    public mutating func evaluate(at time: Int64) -> PublishedState {
+        let now = advanceClock(to: time)
+        let best = table.best(preferring: stickyKey)
+        let remoteMode = remote.effectiveMode(at: now, staleAfter: configuration.staleAfter)
+        let source = configuration.policy.source(beacon: best?.mode, remote: remoteMode)
+        let decision = switch source {
+        case .beacon: Decision(mode: best?.mode, source: .beacon, zone: best?.signal.zone)
+        case .remote: Decision(mode: remoteMode, source: .remote, zone: nil)
+        case .none: Decision.undecided
+        }
+        let changed = decision != lastDecision
+        lastDecision = decision
+        stickyKey = source == .beacon ? best?.key : nil
+        return PublishedState(
+            time: now, decision: decision, changed: changed, override: best.map(snapshot),
+            remote: remote.status(at: now, staleAfter: configuration.staleAfter))
+    }
+
+    /// Evaluates at every pending deadline strictly before `time`, in order.
+    public mutating func evaluateDeadlines(before time: Int64) -> [PublishedState] {
+        var states: [PublishedState] = []
+        while let deadline = nextDeadline(after: clock), deadline < time {
+            states.append(evaluate(at: deadline))
+        }
+        return states
+    }
+
+    /// The earliest instant after `time` at which an override expires or the remote state goes stale.
+    public func nextDeadline(after time: Int64) -> Int64? {
+        let expiry = table.nextExpiry(after: time)
+        let staleAt = remote.staleAt(staleAfter: configuration.staleAfter).flatMap { $0 > time ? $0 : nil }
+        return [expiry, staleAt].compactMap { $0 }.min()
+    }
+
+    /// The active overrides at `time`, best first.
+    public func activeOverrides(at time: Int64) -> [ActiveOverride] {
+        table.entries.filter { $0.expiresAt > time }.map(snapshot).sorted { $0.outranks($1) }
+    }
+
+    /// Applies a new configuration as if the kept entries had been accepted under it: entries it
+    /// would have filtered are dropped, expiries are recomputed with its TTL cap, and the table
+    /// shrinks to its bound (least severe and least recently accepted first).
+    public mutating func reconfigure(_ configuration: FusionConfiguration) {
+        self.configuration = configuration
+        counters.droppedByReconfiguration += table.removeAll { entry in
+            configuration.rejection(of: entry.signal, address: entry.key.address, rssi: entry.rssi,
+                                    distance: configuration.distance(smoothedRSSI: entry.window.smoothedRSSI,
+                                                                     advertisedTXPower: entry.txPower)) != nil
+        }
+        table.recomputeExpiries { entry in
+            entry.receivedAt.addingSaturating(configuration.lifetime(ttl: entry.signal.ttl))
+        }
+        counters.evicted += table.shrink(to: configuration.entryLimit)
+        counters.expired += table.removeExpired(at: clock)
+    }
+
+    private mutating func advanceClock(to time: Int64) -> Int64 {
+        if time > clock { clock = time }
+        counters.expired += table.removeExpired(at: clock)
+        return clock
+    }
+
+    private mutating func offer(
+        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at now: Int64
+    ) -> IngestOutcome {
+        guard let mode = TrackMode(signal.mode) else { return .filtered(.unknownMode) }
+        let key = OverrideKey(signal: signal, address: address)
+        let current = table.entry(for: key)
+        if let reason = configuration.rejection(
+            of: signal, address: address, rssi: rssi,
+            distance: gateDistance(current: current, rssi: rssi, txPower: txPower)) {
+            return .filtered(reason)
+        }
+        let order = current.map { SequenceOrder(new: signal.sequence, current: $0.signal.sequence) }
+        if order == .older { return .ignoredOlder }
+        let lifetime = configuration.lifetime(ttl: signal.ttl)
+        guard lifetime > 0 else {
+            table.remove(key)
+            return .cleared
+        }
+        if current == nil, table.count >= configuration.entryLimit {
+            guard let victim = table.evictionCandidate(forSeverity: mode.severity) else { return .refused }
+            table.remove(victim)
+            counters.evicted += 1
+        }
+        table.store(key, mode: mode, signal: signal, rssi: rssi, txPower: txPower, receivedAt: now,
+                    expiresAt: now.addingSaturating(lifetime))
+        switch order {
+        case nil: return .inserted
+        case .repeated: return .refreshed
+        default: return .replaced
+        }
+    }
+
+    /// The distance the gate judges: the key's smoothed estimate including this report.
+    private func gateDistance(current: OverrideTable.Entry?, rssi: Int8?, txPower: Int8?) -> Double? {
+        guard configuration.maxDistance != nil, let rssi else { return nil }
+        var window = current?.window ?? RSSIWindow()
+        window.append(rssi)
+        return configuration.distance(smoothedRSSI: window.smoothedRSSI,
+                                      advertisedTXPower: txPower ?? current?.txPower)
+    }
+
+    private func snapshot(_ entry: OverrideTable.Entry) -> ActiveOverride {
+        let smoothed = entry.window.smoothedRSSI
+        return ActiveOverride(
+            key: entry.key, mode: entry.mode, signal: entry.signal, rssi: entry.rssi, smoothedRSSI: smoothed,
+            distance: configuration.distance(smoothedRSSI: smoothed, advertisedTXPower: entry.txPower),
+            receivedAt: entry.receivedAt, expiresAt: entry.expiresAt)
+    }
+}

@@ -1,0 +1,120 @@
+/// The fields of one successful `GET /api/state` response, parsed at the edge.
+/// An empty object `{}` is a snapshot with every field nil.
+public struct RemoteSnapshot: Hashable, Sendable {
+    public var id: String?
+    public var globalMode: String?
+    public var mode: String?
+    public var message: String?
+    public var temperature: Double?
+    public var humidity: Double?
+    public var wind: String?
+    public var forecast: String?
+    public var lastUpdated: String?
+
+    public init(
+        id: String? = nil, globalMode: String? = nil, mode: String? = nil, message: String? = nil,
+        temperature: Double? = nil, humidity: Double? = nil, wind: String? = nil, forecast: String? = nil,
+        lastUpdated: String? = nil
+    ) {
+        self.id = id
+        self.globalMode = globalMode
+        self.mode = mode
+        self.message = message
+        self.temperature = temperature
+        self.humidity = humidity
+        self.wind = wind
+        self.forecast = forecast
+        self.lastUpdated = lastUpdated
+    }
+
+    /// `globalMode` when it is a non-empty string, else `mode`, as a track mode; nil for unknown.
+    public var trackMode: TrackMode? {
+        let name = if let globalMode, !globalMode.isEmpty { globalMode } else { mode }
+        return name.flatMap(TrackMode.init(remoteName:))
+    }
+}
+
+/// What the venue API has said so far.
+struct RemoteFeed: Sendable {
+    var lastSnapshot: RemoteSnapshot?
+    var reportedMode: TrackMode?
+    var lastSuccessAt: Int64?
+    var evacuationLatched = false
+    var lastFailureAt: Int64?
+    var lastFailureReason: String?
+
+    mutating func recordSuccess(_ snapshot: RemoteSnapshot, at now: Int64) {
+        lastSnapshot = snapshot
+        reportedMode = snapshot.trackMode
+        lastSuccessAt = now
+        switch reportedMode {
+        case .evacuation: evacuationLatched = true
+        case .some: evacuationLatched = false
+        case nil: break
+        }
+    }
+
+    mutating func recordFailure(reason: String, at now: Int64) {
+        lastFailureAt = now
+        lastFailureReason = reason
+    }
+
+    /// The instant the last known mode goes stale; nil while no known mode was fetched.
+    func staleAt(staleAfter: Int64) -> Int64? {
+        guard reportedMode != nil, let lastSuccessAt else { return nil }
+        return lastSuccessAt.addingSaturating(staleAfter)
+    }
+
+    func isFresh(at now: Int64, staleAfter: Int64) -> Bool {
+        guard let staleAt = staleAt(staleAfter: staleAfter) else { return false }
+        return now < staleAt
+    }
+
+    /// R in the policies: the latched evacuation, else the fresh mode.
+    func effectiveMode(at now: Int64, staleAfter: Int64) -> TrackMode? {
+        if evacuationLatched { return .evacuation }
+        return isFresh(at: now, staleAfter: staleAfter) ? reportedMode : nil
+    }
+
+    func status(at now: Int64, staleAfter: Int64) -> RemoteStatus? {
+        guard lastSuccessAt != nil || lastFailureAt != nil else { return nil }
+        return RemoteStatus(
+            mode: effectiveMode(at: now, staleAfter: staleAfter), reportedMode: reportedMode, snapshot: lastSnapshot,
+            lastSuccessAt: lastSuccessAt, age: lastSuccessAt.map { now - $0 },
+            isFresh: isFresh(at: now, staleAfter: staleAfter), isLatched: evacuationLatched,
+            lastFailureAt: lastFailureAt, lastFailureReason: lastFailureReason)
+    }
+}
+
+/// The venue API's side of a published state.
+public struct RemoteStatus: Hashable, Sendable {
+    /// The mode the policy saw: the latched evacuation, else the fresh mode, else nil.
+    public var mode: TrackMode?
+    /// The mode of the last successful fetch, fresh or not; nil when it was unknown.
+    public var reportedMode: TrackMode?
+    public var snapshot: RemoteSnapshot?
+    public var lastSuccessAt: Int64?
+    /// Microseconds since the last successful fetch.
+    public var age: Int64?
+    public var isFresh: Bool
+    public var isLatched: Bool
+    public var lastFailureAt: Int64?
+    public var lastFailureReason: String?
+
+    public init(
+        mode: TrackMode?, reportedMode: TrackMode?, snapshot: RemoteSnapshot?, lastSuccessAt: Int64?, age: Int64?,
+        isFresh: Bool, isLatched: Bool, lastFailureAt: Int64?, lastFailureReason: String?
+    ) {
+        self.mode = mode
+        self.reportedMode = reportedMode
+        self.snapshot = snapshot
+        self.lastSuccessAt = lastSuccessAt
+        self.age = age
+        self.isFresh = isFresh
+        self.isLatched = isLatched
+        self.lastFailureAt = lastFailureAt
+        self.lastFailureReason = lastFailureReason
+    }
+
+    public var message: String? { snapshot?.message }
+}

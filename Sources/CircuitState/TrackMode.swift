@@ -1,0 +1,56 @@
+import BLEPayload
+
+/// The one track mode a screen shows, in severity order.
+public enum TrackMode: String, Hashable, Sendable, CaseIterable, Comparable {
+    case normal = "normal"
+    case yellowFlag = "yellow_flag"
+    case vsc = "vsc"
+    case safetyCar = "safety_car"
+    case redFlag = "red_flag"
+    case evacuation = "evacuation"
+
+    /// 0 (normal) to 5 (evacuation).
+    public var severity: Int {
+        switch self {
+        case .normal: 0
+        case .yellowFlag: 1
+        case .vsc: 2
+        case .safetyCar: 3
+        case .redFlag: 4
+        case .evacuation: 5
+        }
+    }
+
+    public static func < (lhs: TrackMode, rhs: TrackMode) -> Bool { lhs.severity < rhs.severity }
+
+    /// The track mode a beacon's mode byte stands for; nil for an unknown byte.
+    public init?(_ beaconMode: GeoRacingMode) {
+        switch beaconMode {
+        case .normal: self = .normal
+        case .safetyCar: self = .safetyCar
+        case .redFlag: self = .redFlag
+        case .evacuation: self = .evacuation
+        case .unknown: return nil
+        }
+    }
+}
+
+extension TrackMode {
+    /// The track mode a venue API mode string names, compared ASCII case-insensitively;
+    /// nil for anything else.
+    public init?(remoteName: String) {
+        var folded = ""
+        folded.unicodeScalars.append(contentsOf: remoteName.unicodeScalars.map { scalar in
+            ("a"..."z").contains(scalar) ? Unicode.Scalar(scalar.value - 0x20) ?? scalar : scalar
+        })
+        switch folded {
+        case "NORMAL", "GREEN", "GREEN_FLAG": self = .normal
+        case "YELLOW", "YELLOW_FLAG": self = .yellowFlag
+        case "VSC": self = .vsc
+        case "SC", "SAFETY_CAR": self = .safetyCar
+        case "RED", "RED_FLAG": self = .redFlag
+        case "EVACUATION": self = .evacuation
+        default: return nil
+        }
+    }
+}

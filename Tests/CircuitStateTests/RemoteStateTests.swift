@@ -1,0 +1,112 @@
+import BLEPayload
+import CircuitState
+import Testing
+
+@Suite struct RemoteStateTests {
+    @Test(arguments: [
+        ("NORMAL", TrackMode.normal), ("normal", .normal), ("Green", .normal), ("GREEN_FLAG", .normal),
+        ("green_flag", .normal), ("YELLOW", .yellowFlag), ("yellow_flag", .yellowFlag), ("VSC", .vsc),
+        ("vsc", .vsc), ("SC", .safetyCar), ("Safety_Car", .safetyCar), ("RED", .redFlag), ("red_FLAG", .redFlag),
+        ("EVACUATION", .evacuation), ("Evacuation", .evacuation),
+    ])
+    func knownRemoteModes(name: String, mode: TrackMode) {
+        #expect(TrackMode(remoteName: name) == mode)
+        #expect(RemoteSnapshot(mode: name).trackMode == mode)
+    }
+
+    @Test(arguments: ["", "unknown", "GREEN FLAG", "SAFETY-CAR", "REDFLAG", " RED", "RED ", "EVAC", "evacuatıon", "🟥"])
+    func unknownRemoteModes(name: String) {
+        #expect(TrackMode(remoteName: name) == nil)
+    }
+
+    @Test func globalModeWinsWhenItIsANonEmptyString() {
+        #expect(RemoteSnapshot(globalMode: "RED", mode: "GREEN").trackMode == .redFlag)
+        #expect(RemoteSnapshot(globalMode: "", mode: "GREEN").trackMode == .normal)
+        #expect(RemoteSnapshot(globalMode: nil, mode: "sc").trackMode == .safetyCar)
+        #expect(RemoteSnapshot(globalMode: "bogus", mode: "RED").trackMode == nil)
+        #expect(RemoteSnapshot().trackMode == nil)
+    }
+
+    @Test func remoteStateIsFreshUntilStaleAfter() {
+        var engine = FusionEngine()
+        engine.remoteFetched(RemoteSnapshot(mode: "YELLOW", message: "debris T3"), at: 0)
+        #expect(engine.nextDeadline(after: 0) == 15 * second)
+        let fresh = engine.evaluate(at: 15 * second - 1)
+        #expect(fresh.decision == Decision(mode: .yellowFlag, source: .remote, zone: nil))
+        #expect(fresh.remote?.isFresh == true)
+        #expect(fresh.remote?.message == "debris T3")
+        #expect(fresh.remote?.age == 15 * second - 1)
+        let stale = engine.evaluate(at: 15 * second)
+        #expect(stale.decision == .undecided)
+        #expect(stale.remote?.isFresh == false)
+        #expect(stale.remote?.reportedMode == .yellowFlag)
+    }
+
+    @Test func configuredStaleAfter() {
+        var engine = FusionEngine(configuration: FusionConfiguration(staleAfter: 3 * second))
+        engine.remoteFetched(RemoteSnapshot(mode: "RED"), at: second)
+        #expect(engine.evaluate(at: 4 * second - 1).mode == .redFlag)
+        #expect(engine.evaluate(at: 4 * second).mode == nil)
+    }
+
+    @Test func aFailedFetchRefreshesNothing() {
+        var engine = FusionEngine()
+        engine.remoteFetched(RemoteSnapshot(mode: "SC"), at: 0)
+        engine.remoteFailed(at: 10 * second, reason: "connection refused")
+        #expect(engine.nextDeadline(after: 10 * second) == 15 * second)
+        let stale = engine.evaluate(at: 15 * second)
+        #expect(stale.mode == nil)
+        #expect(stale.remote?.lastFailureReason == "connection refused")
+        #expect(stale.remote?.lastFailureAt == 10 * second)
+        #expect(engine.counters.remoteFailures == 1)
+    }
+
+    @Test func anEmptyObjectIsUnknownAndNeverFresh() {
+        var engine = FusionEngine()
+        engine.remoteFetched(RemoteSnapshot(mode: "YELLOW"), at: 0)
+        engine.remoteFetched(RemoteSnapshot(), at: second)
+        let state = engine.evaluate(at: second)
+        #expect(state.decision == .undecided)
+        #expect(state.remote?.isFresh == false)
+        #expect(engine.nextDeadline(after: second) == nil)
+    }
+
+    @Test func evacuationLatchesThroughFailuresEmptyObjectsAndStaleness() {
+        var engine = FusionEngine()
+        engine.remoteFetched(RemoteSnapshot(globalMode: "EVACUATION"), at: 0)
+        #expect(engine.evaluate(at: 0).decision == Decision(mode: .evacuation, source: .remote, zone: nil))
+        engine.remoteFailed(at: 5 * second, reason: "timeout")
+        let stale = engine.evaluate(at: 20 * second)
+        #expect(stale.mode == .evacuation)
+        #expect(stale.remote?.isFresh == false)
+        #expect(stale.remote?.isLatched == true)
+        engine.remoteFetched(RemoteSnapshot(), at: 30 * second)
+        #expect(engine.evaluate(at: 30 * second).mode == .evacuation)
+        engine.remoteFetched(RemoteSnapshot(mode: "ALL_CLEAR"), at: 40 * second)
+        #expect(engine.evaluate(at: 40 * second).mode == .evacuation)
+        #expect(engine.evaluate(at: 3600 * second).mode == .evacuation)
+        engine.remoteFetched(RemoteSnapshot(mode: "GREEN"), at: 3601 * second)
+        let lifted = engine.evaluate(at: 3601 * second)
+        #expect(lifted.decision == Decision(mode: .normal, source: .remote, zone: nil))
+        #expect(lifted.remote?.isLatched == false)
+        #expect(engine.evaluate(at: 3616 * second).mode == nil)
+    }
+
+    @Test(arguments: ["NORMAL", "YELLOW", "VSC", "SC", "RED"])
+    func anyKnownModeOtherThanEvacuationLiftsTheLatch(name: String) {
+        var engine = FusionEngine()
+        engine.remoteFetched(RemoteSnapshot(mode: "EVACUATION"), at: 0)
+        engine.remoteFetched(RemoteSnapshot(mode: name), at: 100 * second)
+        #expect(engine.evaluate(at: 100 * second).mode == TrackMode(remoteName: name))
+        #expect(engine.evaluate(at: 115 * second).mode == nil)
+    }
+
+    @Test func theLatchOutranksABeaconInEveryPolicy() {
+        for policy in Policy.allCases {
+            var engine = FusionEngine(configuration: FusionConfiguration(policy: policy))
+            engine.remoteFetched(RemoteSnapshot(mode: "EVACUATION"), at: 0)
+            engine.circuit(.redFlag, ttl: 100, at: 50 * second)
+            #expect(engine.evaluate(at: 50 * second).decision == Decision(mode: .evacuation, source: .remote, zone: nil))
+        }
+    }
+}

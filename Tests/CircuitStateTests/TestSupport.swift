@@ -1,0 +1,73 @@
+import BLEPayload
+import CircuitState
+
+let second: Int64 = 1_000_000
+
+func address(_ number: UInt64) -> BluetoothAddress {
+    BluetoothAddress(rawValue: 0xC0_00_00_00_00_00 | number)
+}
+
+extension FusionEngine {
+    @discardableResult
+    mutating func circuit(
+        zone: UInt16 = 1, _ mode: GeoRacingMode, sequence: UInt16 = 1, ttl: UInt8 = 10,
+        from sender: BluetoothAddress = address(1), rssi: Int8? = -60, txPower: Int8? = nil, temperature: Int8? = nil,
+        at time: Int64
+    ) -> IngestOutcome {
+        ingest(.circuit(zone: zone, mode: mode, sequence: sequence, ttl: ttl, temperature: temperature),
+               address: sender, rssi: rssi, txPower: txPower, at: time)
+    }
+
+    @discardableResult
+    mutating func staff(
+        source: UInt32, zone: UInt16 = 1, _ mode: GeoRacingMode, sequence: UInt16 = 1, ttl: UInt8 = 10,
+        from sender: BluetoothAddress = address(1), rssi: Int8? = -60, at time: Int64
+    ) -> IngestOutcome {
+        ingest(.staff(sourceID: source, zone: zone, mode: mode, sequence: sequence, ttl: ttl),
+               address: sender, rssi: rssi, at: time)
+    }
+
+    /// The published state right after `time`, with nothing else changed.
+    mutating func published(at time: Int64) -> PublishedState {
+        evaluate(at: time)
+    }
+
+    func activeKeys(at time: Int64) -> [OverrideKey] {
+        activeOverrides(at: time).map(\.key)
+    }
+}
+
+/// One input of a generated scenario.
+enum ScenarioInput: Sendable {
+    case beacon(GeoRacingSignal, BluetoothAddress, rssi: Int8?)
+    case fetched(RemoteSnapshot)
+    case failed
+
+    func apply(to engine: inout FusionEngine, at time: Int64) {
+        switch self {
+        case .beacon(let signal, let sender, let rssi): engine.ingest(signal, address: sender, rssi: rssi, at: time)
+        case .fetched(let snapshot): engine.remoteFetched(snapshot, at: time)
+        case .failed: engine.remoteFailed(at: time, reason: "timeout")
+        }
+    }
+}
+
+/// Runs timed inputs as a driver does: deadlines before each timestamp, then all inputs sharing
+/// it, then one evaluation; finally every remaining deadline. Returns every evaluation.
+func drive(_ engine: inout FusionEngine, _ inputs: [(time: Int64, input: ScenarioInput)]) -> [PublishedState] {
+    var states: [PublishedState] = []
+    var index = 0
+    let ordered = inputs.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
+        .map(\.element)
+    while index < ordered.count {
+        let time = ordered[index].time
+        states += engine.evaluateDeadlines(before: time)
+        while index < ordered.count, ordered[index].time == time {
+            ordered[index].input.apply(to: &engine, at: time)
+            index += 1
+        }
+        states.append(engine.evaluate(at: time))
+    }
+    states += engine.evaluateDeadlines(before: .max)
+    return states
+}
