@@ -52,22 +52,16 @@ enum ScenarioInput: Sendable {
     }
 }
 
-/// Runs timed inputs as a driver does: deadlines before each timestamp, then all inputs sharing
-/// it, then one evaluation; finally every remaining deadline. Returns every evaluation.
+/// Runs timed inputs (stably sorted by time) through a `TimelineDriver` and returns every evaluation.
 func drive(_ engine: inout FusionEngine, _ inputs: [(time: Int64, input: ScenarioInput)]) -> [PublishedState] {
     var states: [PublishedState] = []
-    var index = 0
+    var driver = TimelineDriver(engine: engine)
     let ordered = inputs.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
         .map(\.element)
-    while index < ordered.count {
-        let time = ordered[index].time
-        states += engine.evaluateDeadlines(before: time)
-        while index < ordered.count, ordered[index].time == time {
-            ordered[index].input.apply(to: &engine, at: time)
-            index += 1
-        }
-        states.append(engine.evaluate(at: time))
+    for (time, input) in ordered {
+        driver.input(at: time, emit: { states.append($0) }) { input.apply(to: &$0, at: time) }
     }
-    states += engine.evaluateDeadlines(before: .max)
+    driver.finish { states.append($0) }
+    engine = driver.engine
     return states
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BLEPayload
+import CircuitState
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,10 +8,12 @@ import Glibc
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Decode advertising reports from btsnoop, pcap or pcapng captures.",
+        abstract: "Decode advertising reports from captures, or replay the track state they produce.",
         discussion: """
             Prints one line per GeoRacing signal (or, with --all, per advertising report), then a \
-            summary on stderr. Reads btsnoop (1001, 1002, 2001), pcap and pcapng (link types 187, 201, \
+            summary on stderr. With --timeline, feeds the capture's signals (and a remote timeline) \
+            through the fusion engine on capture time and prints each change of the published \
+            (mode, source, zone), including expiries and staleness after the last record. Reads btsnoop (1001, 1002, 2001), pcap and pcapng (link types 187, 201, \
             254, 256, 272). A capture that cannot be read further is reported with its file, record \
             and byte offset; what came before it is printed, the remaining captures are still read, \
             and the exit code is 1.
@@ -27,10 +30,50 @@ struct ReplayCommand: ParsableCommand {
             help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"))
     var companyID = IntegerArgument<UInt16>(GeoRacingSignal.defaultCompanyID)
 
+    @Flag(help: "Print the published track state over time instead of reports (one capture).")
+    var timeline = false
+
+    @Option(name: .customLong("remote-timeline"),
+            help: ArgumentHelp("JSON lines of remote fetches: {\"ts\", \"state\"} or {\"ts\", \"error\"}.",
+                               valueName: "file"))
+    var remoteTimeline: String?
+
+    @Option(help: "Fusion policy: safety, beacon-first or most-severe (--timeline).")
+    var policy: Policy = .safety
+
+    @Option(name: .customLong("min-rssi"), parsing: .unconditional,
+            help: ArgumentHelp("Ignore overrides weaker than this, dBm (--timeline).", valueName: "dbm"))
+    var minRSSI = IntegerArgument<Int>(FusionConfiguration.defaultMinRSSI)
+
+    @Option(name: .customLong("stale-after"),
+            help: ArgumentHelp("Seconds a remote fetch stays fresh (--timeline).", valueName: "seconds"))
+    var staleAfter = SecondsArgument(micros: FusionConfiguration.defaultStaleAfter)
+
+    @Option(name: .customLong("max-ttl"),
+            help: ArgumentHelp("Longest an override stays active, seconds (--timeline).", valueName: "seconds"))
+    var maxTTL = SecondsArgument(micros: FusionConfiguration.defaultMaxTTL)
+
+    @Option(help: ArgumentHelp("Zones whose beacons may override, comma-separated; default all (--timeline).",
+                               valueName: "list"))
+    var zones: ZoneListArgument?
+
     @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
     var captures: [String]
 
+    func validate() throws {
+        if timeline && captures.count != 1 {
+            throw ValidationError("--timeline replays exactly one capture")
+        }
+        if !timeline && remoteTimeline != nil {
+            throw ValidationError("--remote-timeline needs --timeline")
+        }
+        if timeline && all {
+            throw ValidationError("--all lists reports; --timeline lists states: choose one")
+        }
+    }
+
     func run() throws {
+        if timeline { return try runTimeline() }
         let output = OutputStream(fd: STDOUT_FILENO)
         var session = ReplaySession(
             formatter: ReportFormatter(decoder: GeoRacingDecoder(companyID: companyID.value)), all: all, json: json,
@@ -51,6 +94,42 @@ struct ReplayCommand: ParsableCommand {
         output.flush()
         session.printSummary(files: captures.count, elapsedMicros: MonotonicClock.micros() - started)
         if failed { throw ExitCode(1) }
+    }
+}
+
+extension ReplayCommand {
+    func runTimeline() throws {
+        let remote: RemoteTimeline?
+        do {
+            remote = try remoteTimeline.map { try RemoteTimeline(path: $0) }
+        } catch {
+            printError("beacond replay: error: \(error)")
+            throw ExitCode(1)
+        }
+        let configuration = FusionConfiguration(
+            policy: policy, minRSSI: minRSSI.value, zones: zones?.zones ?? [], maxTTL: maxTTL.micros,
+            staleAfter: staleAfter.micros)
+        let replay = TimelineReplay(
+            configuration: configuration, decoder: GeoRacingDecoder(companyID: companyID.value), json: json,
+            output: OutputStream(fd: STDOUT_FILENO))
+        let started = MonotonicClock.micros()
+        let summary: TimelineReplay.Summary
+        do {
+            summary = try replay.run(path: captures[0], remote: remote)
+        } catch {
+            printError("beacond replay: error: \(error)")
+            throw ExitCode(1)
+        }
+        let counters = summary.counters
+        let elapsed = Double(max(1, MonotonicClock.micros() - started)) / 1_000_000
+        printError(
+            "replay --timeline: \(summary.reports) reports, \(summary.signals) GeoRacing signals "
+                + "(\(counters.accepted) accepted, \(counters.repeats) repeats, \(counters.olderIgnored) older ignored, "
+                + "filtered: rssi=\(counters.filteredRSSI) zone=\(counters.filteredZone) "
+                + "unknown_mode=\(counters.filteredUnknownMode); \(counters.evicted) evicted, \(counters.refused) refused), "
+                + "\(summary.rejections) rejected frames, \(counters.remoteSuccesses) remote fetches, "
+                + "\(counters.remoteFailures) failed; \(summary.changes) state changes; "
+                + "\(Int(Double(summary.reports) / elapsed)) reports/s")
     }
 }
 

@@ -1,0 +1,69 @@
+import CircuitState
+import Foundation
+
+/// A `--remote-timeline` file: JSON lines, each `{"ts": <unix s>, "state": {...API object...}}`
+/// for a successful fetch or `{"ts": ..., "error": "text"}` for a failed one.
+struct RemoteTimeline {
+    enum Event {
+        case fetched(RemoteSnapshot)
+        case failed(String)
+    }
+
+    struct Entry {
+        var time: Int64
+        var event: Event
+    }
+
+    struct FormatError: Error, CustomStringConvertible {
+        let file: String
+        let line: Int
+        let reason: String
+        var description: String { "\(file):\(line): \(reason)" }
+    }
+
+    /// Entries in time order; entries with equal times keep their order in the file.
+    var entries: [Entry]
+
+    init(path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw FormatError(file: path, line: 0, reason: "cannot read the file")
+        }
+        var entries: [Entry] = []
+        var lineNumber = 0
+        for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
+                continue
+            }
+            do {
+                entries.append(try Self.entry(Data(line)))
+            } catch let error as RemoteDocumentError {
+                throw FormatError(file: path, line: lineNumber, reason: error.reason)
+            }
+        }
+        self.entries = entries.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
+            .map(\.element)
+    }
+
+    private static func entry(_ line: Data) throws -> Entry {
+        let value: Any
+        do {
+            value = try JSONSerialization.jsonObject(with: line)
+        } catch {
+            throw RemoteDocumentError(reason: "not a JSON object")
+        }
+        guard let object = value as? [String: Any] else { throw RemoteDocumentError(reason: "not a JSON object") }
+        guard let stamp = object["ts"] as? NSNumber, let seconds = Optional(stamp.doubleValue), seconds.isFinite,
+              abs(seconds) < 1e12 else {
+            throw RemoteDocumentError(reason: "\"ts\" must be a number of Unix seconds")
+        }
+        let time = Int64((seconds * 1_000_000).rounded())
+        if let state = object["state"] {
+            return Entry(time: time, event: .fetched(try RemoteStateDocument.snapshot(fromJSON: state)))
+        }
+        if let error = object["error"] {
+            return Entry(time: time, event: .failed((error as? String) ?? String(describing: error)))
+        }
+        throw RemoteDocumentError(reason: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)")
+    }
+}

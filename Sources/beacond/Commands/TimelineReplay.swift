@@ -1,0 +1,123 @@
+import BLEPayload
+import CircuitState
+
+/// `replay --timeline`: feeds a capture's GeoRacing signals and a remote timeline through
+/// the fusion engine on capture time, and prints each change of (mode, source, zone).
+struct TimelineReplay {
+    let configuration: FusionConfiguration
+    let decoder: GeoRacingDecoder
+    let json: Bool
+    let output: OutputStream
+
+    struct Summary {
+        var reports = 0
+        var signals = 0
+        var rejections = 0
+        var changes = 0
+        var counters = FusionCounters()
+    }
+
+    /// Replays `path`. Remote entries come before capture records with the same timestamp.
+    func run(path: String, remote: RemoteTimeline?) throws(CaptureError) -> Summary {
+        var driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
+        var summary = Summary()
+        let remoteEntries = remote?.entries ?? []
+        var nextRemote = 0
+        let emit: (PublishedState) -> Void = { state in
+            guard state.changed else { return }
+            summary.changes += 1
+            print(state)
+        }
+
+        func applyRemote(through time: Int64) {
+            while nextRemote < remoteEntries.count, remoteEntries[nextRemote].time <= time {
+                let entry = remoteEntries[nextRemote]
+                driver.input(at: entry.time, emit: emit) { engine in
+                    switch entry.event {
+                    case .fetched(let snapshot): engine.remoteFetched(snapshot, at: entry.time)
+                    case .failed(let reason): engine.remoteFailed(at: entry.time, reason: reason)
+                    }
+                }
+                nextRemote += 1
+            }
+        }
+
+        let reader = try CaptureReader(path: path)
+        var extractor = AdvertisingExtractor()
+        defer { output.flush() }
+        while let packet = try reader.next() {
+            extractor.process(packet) { report in
+                summary.reports += 1
+                switch decoder.decode(report.data) {
+                case .signal(let signal):
+                    summary.signals += 1
+                    applyRemote(through: report.timestamp)
+                    driver.input(at: report.timestamp, emit: emit) { engine in
+                        engine.ingest(signal, address: report.address, rssi: report.rssi,
+                                      txPower: report.txPower ?? report.data.txPowerLevel, at: report.timestamp)
+                    }
+                case .rejected:
+                    summary.rejections += 1
+                case .none:
+                    break
+                }
+            }
+            if output.readerGone { break }
+        }
+        applyRemote(through: .max)
+        driver.finish(emit: emit)
+        summary.counters = driver.engine.counters
+        return summary
+    }
+
+    private func print(_ state: PublishedState) {
+        if json {
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("ts"); writer.seconds(micros: state.time)
+            writer.key("mode"); writer.string(state.decision.modeName)
+            writer.key("source"); writer.string(state.source.rawValue)
+            writer.key("zone"); writer.int(state.zone)
+            if state.source == .beacon, let override = state.override {
+                writer.key("key"); writer.string(override.key.description)
+                writer.key("addr"); writer.string(override.address.description)
+                writer.key("seq"); writer.int(override.sequence)
+            }
+            if state.source == .remote, let message = state.remote?.message {
+                writer.key("message"); writer.string(message)
+            }
+            writer.endObject()
+            writer.newline()
+            output.write(writer.bytes)
+        } else {
+            output.write(Self.line(state) + "\n")
+        }
+    }
+
+    /// `2026-05-16T12:00:10.000Z  RED FLAG  beacon zone 3`
+    static func line(_ state: PublishedState) -> String {
+        let mode = state.decision.modeName.uppercased().replacingOccurrences("_", " ")
+        var text = TimeFormat.iso8601(micros: state.time) + "  " + mode + "  " + state.source.rawValue
+        if let zone = state.zone { text += " zone \(zone)" }
+        if state.source == .remote, let message = state.remote?.message, !message.isEmpty {
+            text += " \"" + TerminalText.escaped(message) + "\""
+        }
+        return text
+    }
+}
+
+/// Makes text from the network or the air safe to print on a terminal.
+enum TerminalText {
+    /// Control characters (C0, DEL, C1) become `\u{…}` escapes, so they cannot drive a terminal.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
