@@ -40,6 +40,8 @@ struct RemoteFeed: Sendable {
     var reportedMode: TrackMode?
     var lastSuccessAt: Int64?
     var evacuationLatched = false
+    /// The latest fetch that reported the evacuation, while it is latched.
+    var latchedSnapshot: RemoteSnapshot?
     var lastFailureAt: Int64?
     var lastFailureReason: String?
 
@@ -48,9 +50,14 @@ struct RemoteFeed: Sendable {
         reportedMode = snapshot.trackMode
         lastSuccessAt = now
         switch reportedMode {
-        case .evacuation: evacuationLatched = true
-        case .some: evacuationLatched = false
-        case nil: break
+        case .evacuation:
+            evacuationLatched = true
+            latchedSnapshot = snapshot
+        case .some:
+            evacuationLatched = false
+            latchedSnapshot = nil
+        case nil:
+            break
         }
     }
 
@@ -82,7 +89,7 @@ struct RemoteFeed: Sendable {
             mode: effectiveMode(at: now, staleAfter: staleAfter), reportedMode: reportedMode, snapshot: lastSnapshot,
             lastSuccessAt: lastSuccessAt, age: lastSuccessAt.map { now - $0 },
             isFresh: isFresh(at: now, staleAfter: staleAfter), isLatched: evacuationLatched,
-            lastFailureAt: lastFailureAt, lastFailureReason: lastFailureReason)
+            latchedSnapshot: latchedSnapshot, lastFailureAt: lastFailureAt, lastFailureReason: lastFailureReason)
     }
 }
 
@@ -98,12 +105,15 @@ public struct RemoteStatus: Hashable, Sendable {
     public var age: Int64?
     public var isFresh: Bool
     public var isLatched: Bool
+    /// While an evacuation is latched: the latest fetch that reported it.
+    public var latchedSnapshot: RemoteSnapshot?
     public var lastFailureAt: Int64?
     public var lastFailureReason: String?
 
     public init(
         mode: TrackMode?, reportedMode: TrackMode?, snapshot: RemoteSnapshot?, lastSuccessAt: Int64?, age: Int64?,
-        isFresh: Bool, isLatched: Bool, lastFailureAt: Int64?, lastFailureReason: String?
+        isFresh: Bool, isLatched: Bool, latchedSnapshot: RemoteSnapshot? = nil, lastFailureAt: Int64?,
+        lastFailureReason: String?
     ) {
         self.mode = mode
         self.reportedMode = reportedMode
@@ -112,9 +122,12 @@ public struct RemoteStatus: Hashable, Sendable {
         self.age = age
         self.isFresh = isFresh
         self.isLatched = isLatched
+        self.latchedSnapshot = latchedSnapshot
         self.lastFailureAt = lastFailureAt
         self.lastFailureReason = lastFailureReason
     }
 
-    public var message: String? { snapshot?.message }
+    /// The message to show: while an evacuation is latched, the evacuation's own message, so a
+    /// later `{}` or unknown mode cannot blank it; otherwise the last fetch's.
+    public var message: String? { isLatched ? latchedSnapshot?.message : snapshot?.message }
 }

@@ -92,6 +92,22 @@ import Testing
         #expect(engine.evaluate(at: 3616 * second).mode == nil)
     }
 
+    @Test func latchedEvacuationKeepsItsMessageUntilLifted() {
+        var engine = FusionEngine()
+        engine.remoteFetched(RemoteSnapshot(mode: "EVACUATION", message: "Leave by gate B"), at: 0)
+        engine.remoteFetched(RemoteSnapshot(), at: 5 * second)
+        engine.remoteFetched(RemoteSnapshot(mode: "bogus", message: "ignore me"), at: 10 * second)
+        let latched = engine.evaluate(at: 60 * second)
+        #expect(latched.remote?.isLatched == true)
+        #expect(latched.remote?.message == "Leave by gate B")
+        engine.remoteFetched(RemoteSnapshot(mode: "EVACUATION", message: "Leave by gate C"), at: 61 * second)
+        #expect(engine.evaluate(at: 61 * second).remote?.message == "Leave by gate C")
+        engine.remoteFetched(RemoteSnapshot(mode: "GREEN", message: "All clear"), at: 70 * second)
+        let lifted = engine.evaluate(at: 70 * second)
+        #expect(lifted.remote?.isLatched == false)
+        #expect(lifted.remote?.message == "All clear")
+    }
+
     @Test(arguments: ["NORMAL", "YELLOW", "VSC", "SC", "RED"])
     func anyKnownModeOtherThanEvacuationLiftsTheLatch(name: String) {
         var engine = FusionEngine()
