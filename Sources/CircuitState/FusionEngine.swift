@@ -176,9 +176,26 @@ public struct FusionEngine: Sendable {
         return [expiry, staleAt].compactMap { $0 }.min()
     }
 
+    /// The venue API's side at `time` (no earlier than the engine's clock); nil before any fetch.
+    public func remoteStatus(at time: Int64) -> RemoteStatus? {
+        remote.status(at: max(time, clock), staleAfter: configuration.staleAfter)
+    }
+
+    /// The active override of `key` at `time`, if any.
+    public func activeOverride(for key: OverrideKey, at time: Int64) -> ActiveOverride? {
+        guard let entry = table.entry(for: key), entry.expiresAt > time else { return nil }
+        return snapshot(entry)
+    }
+
     /// The active overrides at `time`, best first.
     public func activeOverrides(at time: Int64) -> [ActiveOverride] {
         table.entries.filter { $0.expiresAt > time }.map(snapshot).sorted { $0.outranks($1) }
+    }
+
+    /// Forgets every override (a replay pass starting again), keeping the remote state and counters.
+    public mutating func clearOverrides() {
+        table = OverrideTable()
+        stickyKey = nil
     }
 
     /// Applies a new configuration as if the kept entries had been accepted under it: entries it

@@ -29,6 +29,30 @@ public struct TimelineDriver: Sendable {
         apply(&engine)
     }
 
+    /// Evaluates the inputs applied so far (live use: right after each input).
+    public mutating func settle(emit: (PublishedState) -> Void) {
+        if let pending = pendingTime { flush(pending, emit: emit) }
+    }
+
+    /// Evaluates pending inputs, then every deadline up to and including `time` (live use: a
+    /// timer fired, or the clock was found past a deadline).
+    public mutating func advance(through time: Int64, emit: (PublishedState) -> Void) {
+        settle(emit: emit)
+        for state in engine.evaluateDeadlines(before: time == .max ? .max : time + 1) { emit(state) }
+    }
+
+    /// Settles pending inputs and evaluates once more at `time` (no earlier than the engine's
+    /// clock): for a publisher whose own fields changed, or the first publication.
+    public mutating func reevaluate(at time: Int64, emit: (PublishedState) -> Void) {
+        settle(emit: emit)
+        emit(engine.evaluate(at: max(time, engine.clock)))
+    }
+
+    /// Changes the engine between inputs: reconfiguration, a fresh override table.
+    public mutating func modifyEngine(_ change: (inout FusionEngine) -> Void) {
+        change(&engine)
+    }
+
     /// Evaluates the last inputs, then every pending expiry and staleness instant.
     public mutating func finish(emit: (PublishedState) -> Void) {
         if let pending = pendingTime { flush(pending, emit: emit) }

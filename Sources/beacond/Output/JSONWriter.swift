@@ -80,6 +80,11 @@ struct JSONWriter {
         appendEscaped(value)
     }
 
+    /// A string, or null.
+    mutating func string(orNull value: String?) {
+        if let value { string(value) } else { null() }
+    }
+
     /// A string from raw bytes (a device name, say): invalid UTF-8 becomes U+FFFD.
     mutating func string(bytes raw: UnsafeRawBufferPointer) {
         string(String(decoding: raw, as: UTF8.self))

@@ -1,0 +1,398 @@
+import BLEPayload
+import CircuitState
+import Logging
+import NIOCore
+
+/// Receives what the hub publishes. Called on the hub's event loop.
+protocol TrackStateSubscriber: AnyObject {
+    /// Whether this subscriber asked for `{"type":"beacon"}` updates.
+    var wantsBeacons: Bool { get }
+    /// A new state message, one complete line.
+    func deliver(state line: ByteBuffer)
+    /// A beacon update line, already coalesced to at most 4 per second per beacon.
+    func deliver(beacon line: ByteBuffer)
+}
+
+/// The engine's clock as the daemon runs it.
+protocol EngineClock: AnyObject {
+    /// Engine time now, microseconds: CLOCK_BOOTTIME live, capture time in replay.
+    func now() -> Int64
+    /// The real time until the engine clock reaches `time`; nil when it never gets there by
+    /// itself (a replay at maximum speed, driven input by input).
+    func realDelay(until time: Int64) -> TimeAmount?
+}
+
+/// CLOCK_BOOTTIME: monotonic, and counting through suspend.
+final class BootClock: EngineClock {
+    func now() -> Int64 { MonotonicClock.bootMicros() }
+
+    func realDelay(until time: Int64) -> TimeAmount? {
+        .microseconds(max(0, time - now()))
+    }
+}
+
+/// The heart of the daemon: owns the fusion engine and the beacon directory, turns inputs
+/// into published state messages, runs expiry and staleness timers, and fans every change out
+/// to subscribers. Everything happens on one event loop; callers hop onto it.
+final class TrackStateHub {
+    let eventLoop: EventLoop
+    private let clock: EngineClock
+    private let logger: Logger
+    private var driver: TimelineDriver
+    private(set) var directory = BeaconDirectory()
+    private(set) var scanner: ScannerStatus
+    private(set) var seq = 0
+    private(set) var latest: PublishedState
+    private(set) var stateLine: ByteBuffer
+    private var lastPublicationKey: PublicationKey?
+    private var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
+    private var beaconSubscribers = 0
+    private var beaconThrottle = BeaconThrottle()
+    private var deadlineTimer: Scheduled<Void>?
+    private var timerDeadline: Int64?
+    private var suspendCheck: RepeatedTask?
+    private(set) var counters = HubCounters()
+    let startedAt = MonotonicClock.micros()
+    /// Called after each published state message (systemd STATUS, for one).
+    var onPublish: ((PublishedState, Int) -> Void)?
+
+    struct HubCounters {
+        var signals = 0
+        var rejectedFrames = 0
+        var published = 0
+        var beaconUpdates = 0
+    }
+
+    /// The fields whose change makes a new state message (and a new `seq`).
+    private struct PublicationKey: Equatable {
+        var decision: Decision
+        var beaconKey: OverrideKey?
+        var remoteMessage: String?
+        var remoteFresh: Bool?
+        var remoteLatched: Bool?
+        var scanner: ScannerStatus
+    }
+
+    init(
+        eventLoop: EventLoop, configuration: FusionConfiguration, clock: EngineClock, backend: String,
+        logger: Logger
+    ) {
+        self.eventLoop = eventLoop
+        self.clock = clock
+        self.logger = logger
+        driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
+        scanner = ScannerStatus(backend: backend, state: .down)
+        latest = PublishedState(time: clock.now(), decision: .undecided, changed: true)
+        stateLine = ByteBuffer()
+    }
+
+    var engine: FusionEngine { driver.engine }
+
+    /// Publishes the initial state and starts the suspend check; call once, on the loop.
+    func start(checkClockEvery interval: TimeAmount? = .seconds(1)) {
+        eventLoop.preconditionInEventLoop()
+        driver.advance(through: clock.now(), emit: publish)
+        if lastPublicationKey == nil { driver.reevaluate(at: clock.now(), emit: publish) }
+        if let interval {
+            // NIO timers run on CLOCK_MONOTONIC, which stops during suspend; this catches deadlines
+            // that CLOCK_BOOTTIME passed while the machine slept.
+            suspendCheck = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
+                self?.checkDeadlines()
+            }
+        }
+        rescheduleTimer()
+    }
+
+    func stop() {
+        suspendCheck?.cancel()
+        deadlineTimer?.cancel()
+        suspendCheck = nil
+        deadlineTimer = nil
+    }
+
+    // MARK: Inputs
+
+    /// One GeoRacing signal from a scanner; `time` nil means now.
+    func ingest(_ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at time: Int64? = nil) {
+        let now = time ?? clock.now()
+        counters.signals += 1
+        var outcome = IngestOutcome.refused
+        driver.input(at: now, emit: publish) { engine in
+            outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, at: now)
+        }
+        directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
+        if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }
+        if beaconSubscribers > 0 {
+            publishBeacon(OverrideKey(signal: signal, address: address), at: now)
+        }
+        rescheduleTimer()
+    }
+
+    /// A frame with the GeoRacing company id that is not a valid signal.
+    func rejectedFrame() {
+        counters.rejectedFrames += 1
+    }
+
+    func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64? = nil) {
+        let now = time ?? clock.now()
+        driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
+        if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }
+        rescheduleTimer()
+    }
+
+    func remoteFailed(reason: String, at time: Int64? = nil) {
+        let now = time ?? clock.now()
+        driver.input(at: now, emit: publish) { $0.remoteFailed(at: now, reason: reason) }
+        if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }
+        rescheduleTimer()
+    }
+
+    func setScanner(_ state: ScannerStatus.State) {
+        guard scanner.state != state else { return }
+        scanner.state = state
+        republish()
+    }
+
+    func reconfigure(_ configuration: FusionConfiguration) {
+        driver.modifyEngine { $0.reconfigure(configuration) }
+        republish()
+    }
+
+    /// A replay pass starts again: forget the overrides (and what was heard), keep the remote state.
+    func clearOverrides() {
+        driver.settle(emit: publish)
+        driver.modifyEngine { $0.clearOverrides() }
+        directory.removeAll()
+        republish()
+    }
+
+    /// Replay at maximum speed: evaluates every pending expiry and staleness, then holds.
+    func finishTimeline() {
+        driver.finish(emit: publish)
+        rescheduleTimer()
+    }
+
+    // MARK: Subscribers
+
+    func subscribe(_ subscriber: TrackStateSubscriber) {
+        subscribers[ObjectIdentifier(subscriber)] = subscriber
+        recountBeaconSubscribers()
+    }
+
+    func unsubscribe(_ subscriber: TrackStateSubscriber) {
+        subscribers[ObjectIdentifier(subscriber)] = nil
+        recountBeaconSubscribers()
+    }
+
+    /// Call when a subscriber's `wantsBeacons` changes.
+    func recountBeaconSubscribers() {
+        beaconSubscribers = subscribers.values.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
+    }
+
+    var subscriberCount: Int { subscribers.count }
+
+    // MARK: Status
+
+    /// A `{"type":"status"}` line: the state, active overrides, recently heard beacons, remote and
+    /// scanner health, counters and uptime. `extra` adds fields (the server's own counters).
+    func statusLine(extra: (inout JSONWriter) -> Void = { _ in }) -> [UInt8] {
+        let now = clock.now()
+        let view = PublicationView(state: latest, directory: directory, scanner: scanner,
+                                   wallMicros: MonotonicClock.wallMicros())
+        let engine = driver.engine
+        return ProtocolMessages.line { writer in
+            writer.key("type"); writer.string("status")
+            writer.key("protocol"); writer.int(ProtocolMessages.protocolVersion)
+            writer.key("version"); writer.string(Beacond.version)
+            writer.key("uptime_s"); writer.number(Double(MonotonicClock.micros() - startedAt) / 1_000_000, decimals: 3)
+            writer.key("state")
+            writer.beginObject()
+            writer.key("seq"); writer.int(seq)
+            ProtocolMessages.stateFields(view, into: &writer)
+            writer.endObject()
+            writer.key("overrides")
+            writer.beginArray()
+            for override in engine.activeOverrides(at: now) {
+                ProtocolMessages.beacon(override: override, directory: directory.entry(for: override.key), now: now,
+                                        into: &writer)
+            }
+            writer.endArray()
+            writer.key("beacons")
+            writer.beginArray()
+            for entry in directory.recent {
+                ProtocolMessages.beacon(override: engine.activeOverride(for: entry.key, at: now), directory: entry,
+                                        now: now, into: &writer)
+            }
+            writer.endArray()
+            writer.key("remote")
+            ProtocolMessages.remote(engine.remoteStatus(at: now), now: now, into: &writer)
+            writer.key("scanner")
+            ProtocolMessages.scanner(scanner, into: &writer)
+            writer.key("counters")
+            writer.beginObject()
+            let fusion = engine.counters
+            writer.key("signals"); writer.int(counters.signals)
+            writer.key("rejected_frames"); writer.int(counters.rejectedFrames)
+            writer.key("accepted"); writer.int(fusion.accepted)
+            writer.key("repeats"); writer.int(fusion.repeats)
+            writer.key("older_ignored"); writer.int(fusion.olderIgnored)
+            writer.key("filtered_rssi"); writer.int(fusion.filteredRSSI)
+            writer.key("filtered_zone"); writer.int(fusion.filteredZone)
+            writer.key("filtered_allow"); writer.int(fusion.filteredAllow)
+            writer.key("filtered_distance"); writer.int(fusion.filteredDistance)
+            writer.key("filtered_unknown_mode"); writer.int(fusion.filteredUnknownMode)
+            writer.key("expired"); writer.int(fusion.expired)
+            writer.key("evicted"); writer.int(fusion.evicted)
+            writer.key("refused"); writer.int(fusion.refused)
+            writer.key("overrides"); writer.int(engine.overrideCount)
+            writer.key("beacons_forgotten"); writer.int(directory.forgotten)
+            writer.key("remote_fetches"); writer.int(fusion.remoteSuccesses)
+            writer.key("remote_failures"); writer.int(fusion.remoteFailures)
+            writer.key("published"); writer.int(counters.published)
+            writer.key("beacon_updates"); writer.int(counters.beaconUpdates)
+            writer.key("subscribers"); writer.int(subscribers.count)
+            writer.endObject()
+            extra(&writer)
+        }
+    }
+
+    // MARK: Publishing
+
+    private func publish(_ state: PublishedState) {
+        latest = state
+        let key = PublicationKey(
+            decision: state.decision, beaconKey: state.source == .beacon ? state.override?.key : nil,
+            remoteMessage: state.remote?.message, remoteFresh: state.remote?.isFresh,
+            remoteLatched: state.remote?.isLatched, scanner: scanner)
+        guard key != lastPublicationKey else { return }
+        lastPublicationKey = key
+        seq += 1
+        counters.published += 1
+        let view = PublicationView(state: state, directory: directory, scanner: scanner,
+                                   wallMicros: MonotonicClock.wallMicros())
+        let bytes = ProtocolMessages.line { writer in
+            writer.key("type"); writer.string("state")
+            writer.key("seq"); writer.int(seq)
+            ProtocolMessages.stateFields(view, into: &writer)
+        }
+        stateLine = ByteBuffer(bytes: bytes)
+        audit(state)
+        for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
+        onPublish?(state, directory.count)
+    }
+
+    /// Publishes again if something outside the engine's decision changed (scanner, configuration).
+    private func republish() {
+        driver.reevaluate(at: clock.now(), emit: publish)
+        rescheduleTimer()
+    }
+
+    /// One info line per published change: mode, source, zone, beacon key or remote message, seq.
+    private func audit(_ state: PublishedState) {
+        var line = "state seq=\(seq) mode=\(state.decision.modeName) source=\(state.source.rawValue)"
+        line += " zone=\(state.zone.map(String.init) ?? "-")"
+        if state.source == .beacon, let override = state.override {
+            line += " beacon=\"\(override.key)\" beacon_seq=\(override.sequence)"
+        }
+        if let remote = state.remote {
+            line += " remote_fresh=\(remote.isFresh) remote_latched=\(remote.isLatched)"
+            if let message = remote.message { line += " remote_message=\"\(TerminalText.escaped(message))\"" }
+        }
+        line += " scanner=\(scanner.state.rawValue)"
+        logger.info("\(line)")
+    }
+
+    private func publishBeacon(_ key: OverrideKey, at now: Int64) {
+        let due = MonotonicClock.micros()
+        switch beaconThrottle.offer(key, at: due) {
+        case .sendNow:
+            sendBeacon(key, at: now)
+        case .scheduled(let delay):
+            eventLoop.scheduleTask(in: .microseconds(delay)) { [weak self] in
+                guard let self else { return }
+                if self.beaconThrottle.takePending(key, at: MonotonicClock.micros()) {
+                    self.sendBeacon(key, at: self.clock.now())
+                }
+            }
+        case .alreadyPending:
+            break
+        }
+    }
+
+    private func sendBeacon(_ key: OverrideKey, at now: Int64) {
+        guard let entry = directory.entry(for: key) else { return }
+        let override = driver.engine.activeOverride(for: key, at: now)
+        let bytes = ProtocolMessages.line { writer in
+            writer.key("type"); writer.string("beacon")
+            writer.key("ts"); writer.seconds(micros: MonotonicClock.wallMicros())
+            writer.key("beacon")
+            ProtocolMessages.beacon(override: override, directory: entry, now: now, into: &writer)
+        }
+        let line = ByteBuffer(bytes: bytes)
+        counters.beaconUpdates += 1
+        for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
+    }
+
+    // MARK: Timers
+
+    private func checkDeadlines() {
+        let now = clock.now()
+        guard let deadline = driver.engine.nextDeadline(after: driver.engine.clock), deadline <= now else { return }
+        driver.advance(through: now, emit: publish)
+        rescheduleTimer()
+    }
+
+    /// Keeps one timer armed for the engine's next deadline.
+    private func rescheduleTimer() {
+        guard let next = driver.engine.nextDeadline(after: driver.engine.clock),
+              let delay = clock.realDelay(until: next) else {
+            deadlineTimer?.cancel()
+            deadlineTimer = nil
+            timerDeadline = nil
+            return
+        }
+        if let armed = timerDeadline, armed <= next { return }
+        deadlineTimer?.cancel()
+        timerDeadline = next
+        deadlineTimer = eventLoop.scheduleTask(in: delay) { [weak self] in
+            guard let self else { return }
+            self.timerDeadline = nil
+            self.deadlineTimer = nil
+            self.driver.advance(through: max(next, self.clock.now()), emit: self.publish)
+            self.rescheduleTimer()
+        }
+    }
+}
+
+/// Coalesces beacon updates to at most one per 250 ms per beacon: the first goes at once,
+/// later ones within the window are folded into one sent when it ends. Bounded: it only
+/// remembers beacons sent in the last window.
+struct BeaconThrottle {
+    static let interval: Int64 = 250_000
+
+    enum Decision: Equatable {
+        case sendNow
+        case scheduled(delay: Int64)
+        case alreadyPending
+    }
+
+    private var lastSent: [OverrideKey: Int64] = [:]
+    private var pending: Set<OverrideKey> = []
+
+    mutating func offer(_ key: OverrideKey, at now: Int64) -> Decision {
+        if lastSent.count > 4096 { lastSent = lastSent.filter { now - $0.value < Self.interval } }
+        guard let sent = lastSent[key], now - sent < Self.interval else {
+            lastSent[key] = now
+            return .sendNow
+        }
+        guard pending.insert(key).inserted else { return .alreadyPending }
+        return .scheduled(delay: sent + Self.interval - now)
+    }
+
+    /// True when `key` had an update pending; it is then sent and the window restarts.
+    mutating func takePending(_ key: OverrideKey, at now: Int64) -> Bool {
+        guard pending.remove(key) != nil else { return false }
+        lastSent[key] = now
+        return true
+    }
+}

@@ -1,0 +1,109 @@
+@testable import beacond
+import BLEPayload
+import CircuitState
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+/// An engine clock the test moves by hand; timers never fire by themselves.
+final class ManualClock: EngineClock {
+    var time: Int64
+
+    init(_ time: Int64) { self.time = time }
+
+    func now() -> Int64 { time }
+    func realDelay(until time: Int64) -> TimeAmount? { .hours(1) }
+}
+
+/// Collects what the hub delivers.
+final class RecordingSubscriber: TrackStateSubscriber {
+    var wantsBeacons: Bool
+    var states: [[String: Any]] = []
+    var beacons: [[String: Any]] = []
+
+    init(wantsBeacons: Bool = false) { self.wantsBeacons = wantsBeacons }
+
+    func deliver(state line: ByteBuffer) { states.append(Self.object(line)) }
+    func deliver(beacon line: ByteBuffer) { beacons.append(Self.object(line)) }
+
+    static func object(_ line: ByteBuffer) -> [String: Any] {
+        let data = Data(line.readableBytesView)
+        return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+    }
+}
+
+@Suite struct TrackStateHubTests {
+    static let second: Int64 = 1_000_000
+
+    /// Runs `body` on an event loop with a hub on a manual clock.
+    func withHub(_ body: @escaping (TrackStateHub, ManualClock) throws -> Void) throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let clock = ManualClock(1_000 * Self.second)
+        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+                                logger: Logger(label: "test"))
+        try loop.submit {
+            hub.start(checkClockEvery: nil)
+            try body(hub, clock)
+            hub.stop()
+        }.wait()
+    }
+
+    @Test func publishesOnlyWhenAPublishedFieldChanges() throws {
+        try withHub { hub, clock in
+            let subscriber = RecordingSubscriber()
+            hub.subscribe(subscriber)
+            #expect(hub.seq == 1)
+            let red = GeoRacingSignal.circuit(zone: 3, mode: .redFlag, sequence: 1)
+            hub.ingest(red, address: BluetoothAddress(rawValue: 1), rssi: -60, txPower: nil)
+            clock.time += Self.second
+            hub.ingest(red, address: BluetoothAddress(rawValue: 1), rssi: -61, txPower: nil)
+            hub.setScanner(.up)
+            #expect(subscriber.states.count == 2)
+            #expect(subscriber.states.map { $0["seq"] as? Int } == [2, 3])
+            let first = subscriber.states[0]
+            #expect(first["type"] as? String == "state")
+            #expect(first["mode"] as? String == "red_flag")
+            #expect(first["source"] as? String == "beacon")
+            #expect(first["zone"] as? Int == 3)
+            let beacon = first["beacon"] as? [String: Any]
+            #expect(beacon?["key"] as? String == "zone 3 @ 00:00:00:00:00:01")
+            #expect(beacon?["ttl_left_s"] as? Double == 10)
+            #expect((subscriber.states[1]["scanner"] as? [String: Any])?["state"] as? String == "up")
+        }
+    }
+
+    @Test func statusListsOverridesAndHeardBeacons() throws {
+        try withHub { hub, _ in
+            hub.ingest(.circuit(zone: 1, mode: .safetyCar, sequence: 1), address: BluetoothAddress(rawValue: 1),
+                       rssi: -60, txPower: nil)
+            hub.ingest(.circuit(zone: 2, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 2),
+                       rssi: -99, txPower: nil)
+            let status = try JSONSerialization.jsonObject(with: Data(hub.statusLine())) as? [String: Any]
+            #expect(status?["type"] as? String == "status")
+            #expect((status?["overrides"] as? [Any])?.count == 1)
+            let beacons = status?["beacons"] as? [[String: Any]]
+            #expect(beacons?.count == 2)
+            #expect(beacons?.first { $0["zone"] as? Int == 2 }?["rejected"] as? String == "rssi")
+            #expect((status?["counters"] as? [String: Any])?["filtered_rssi"] as? Int == 1)
+        }
+    }
+
+    @Test func beaconUpdatesAreCoalescedPerBeacon() throws {
+        try withHub { hub, clock in
+            let subscriber = RecordingSubscriber(wantsBeacons: true)
+            hub.subscribe(subscriber)
+            for index in 0..<20 {
+                clock.time += 1000
+                hub.ingest(.circuit(zone: 1, mode: .normal, sequence: 1), address: BluetoothAddress(rawValue: 1),
+                           rssi: Int8(-50 - index), txPower: nil)
+            }
+            // Twenty frames in a few milliseconds: one update now, one pending at the end of the window.
+            #expect(subscriber.beacons.count == 1)
+            #expect(hub.counters.beaconUpdates == 1)
+        }
+    }
+}
