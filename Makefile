@@ -44,9 +44,11 @@ demo: build
 	$(BIN) example-capture $(EXAMPLE)
 	$(BIN) replay $(EXAMPLE)
 
-# Decode throughput against tshark on a large capture built from ../shared/captures.
+# Decode throughput against tshark on a large capture built from ../shared/captures,
+# then the fusion engine: a venue's steady state and a flood of 1,000,000 distinct keys.
 bench: deps-bench
 	$(SWIFT) run -c release --scratch-path .build-bench beacond-bench
+	.build-bench/release/beacond-bench --engine
 
 # Streams a 1 GB capture through `beacond replay` and prints its peak memory.
 BIG_CAPTURE := /tmp/beacond-1g.btsnoop

@@ -22,10 +22,17 @@ struct Options {
     var skipTShark = false
     /// Only decode `out` (from the file) `runs` times and print the checksum: for profilers.
     var decodeOnly = false
+    /// Run only the engine section (FusionEngine) instead of the decode section.
+    var engine = false
+    /// Reports in the engine section's steady venue workload.
+    var engineSignals = 1_000_000
+    /// Distinct spoofed addresses in the engine section's flood (plus the real beacon every 1000th report).
+    var floodSignals = 1_000_000
 
     static let usage = """
         usage: beacond-bench [--shared DIR] [--reports N] [--out FILE] [--runs N] [--geo-every N]
                              [--reuse] [--no-tshark] [--decode-only]
+               beacond-bench --engine [--runs N] [--signals N] [--flood N]
 
           --shared DIR     real captures to build the benchmark capture from (default ../shared/captures)
           --reports N      advertising reports in the benchmark capture (default 224220)
@@ -35,6 +42,10 @@ struct Options {
           --reuse          decode FILE as it is; do not rebuild it
           --no-tshark      skip the tshark comparison
           --decode-only    decode FILE (implies --reuse, --no-tshark) and print a checksum; for profilers
+          --engine         run only the engine section: FusionEngine ingest+evaluate throughput on a
+                           venue workload, and a flood of distinct keys (memory, table bound, red flag)
+          --signals N      reports in the engine's venue workload (default 1000000)
+          --flood N        distinct spoofed addresses in the engine's flood (default 1000000)
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -66,6 +77,9 @@ struct Options {
                 options.decodeOnly = true
                 options.reuse = true
                 options.skipTShark = true
+            case "--engine": options.engine = true
+            case "--signals": options.engineSignals = count(argument, minimum: 1)
+            case "--flood": options.floodSignals = count(argument, minimum: 1)
             case "-h", "--help":
                 print(usage)
                 exit(0)

@@ -1,6 +1,7 @@
 // beacond-bench: beacond's capture decode path against tshark on one large btsnoop capture.
 //
 //   swift run -c release --scratch-path .build-bench beacond-bench [--shared DIR] [--reports N] [--out FILE]
+//   swift run -c release --scratch-path .build-bench beacond-bench --engine   (the fusion engine; see Engine.swift)
 //
 // 1. Builds FILE (btsnoop 1002) from the HCI advertising reports of the real captures in DIR,
 //    re-encoded by HCIEventEncoder and BTSnoopWriter, every Nth report carrying a GeoRacing frame.
@@ -105,8 +106,13 @@ func runBenchmark(_ options: Options) throws {
         } ?? ""))
 }
 
+let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+if options.engine {
+    runEngineBenchmark(options)
+    exit(0)
+}
 do {
-    try runBenchmark(Options.parse(Array(CommandLine.arguments.dropFirst())))
+    try runBenchmark(options)
 } catch {
     fail("\(error)")
 }

@@ -111,6 +111,8 @@ public struct FusionEngine: Sendable {
     private var lastDecision: Decision?
     /// The key of the override last published, kept while it stays among the most severe.
     private var stickyKey: OverrideKey?
+    /// The last override snapshot, reused while its entry is unchanged (same revision).
+    private var cachedOverride: (revision: UInt64, value: ActiveOverride)?
 
     public init(configuration: FusionConfiguration = FusionConfiguration()) {
         self.configuration = configuration
@@ -156,7 +158,7 @@ public struct FusionEngine: Sendable {
         lastDecision = decision
         stickyKey = source == .beacon ? best?.key : nil
         return PublishedState(
-            time: now, decision: decision, changed: changed, override: best.map(snapshot),
+            time: now, decision: decision, changed: changed, override: cachedSnapshot(of: best),
             remote: remote.status(at: now, staleAfter: configuration.staleAfter))
     }
 
@@ -172,8 +174,9 @@ public struct FusionEngine: Sendable {
     /// The earliest instant after `time` at which an override expires or the remote state goes stale.
     public func nextDeadline(after time: Int64) -> Int64? {
         let expiry = table.nextExpiry(after: time)
-        let staleAt = remote.staleAt(staleAfter: configuration.staleAfter).flatMap { $0 > time ? $0 : nil }
-        return [expiry, staleAt].compactMap { $0 }.min()
+        guard let staleAt = remote.staleAt(staleAfter: configuration.staleAfter), staleAt > time else { return expiry }
+        guard let expiry else { return staleAt }
+        return min(expiry, staleAt)
     }
 
     /// The venue API's side at `time` (no earlier than the engine's clock); nil before any fetch.
@@ -196,6 +199,7 @@ public struct FusionEngine: Sendable {
     public mutating func clearOverrides() {
         table = OverrideTable()
         stickyKey = nil
+        cachedOverride = nil
     }
 
     /// Applies a new configuration as if the kept entries had been accepted under it: entries it
@@ -203,6 +207,7 @@ public struct FusionEngine: Sendable {
     /// shrinks to its bound (least severe and least recently accepted first).
     public mutating func reconfigure(_ configuration: FusionConfiguration) {
         self.configuration = configuration
+        cachedOverride = nil
         counters.droppedByReconfiguration += table.removeAll { entry in
             configuration.rejection(of: entry.signal, address: entry.key.address, rssi: entry.rssi,
                                     distance: configuration.distance(smoothedRSSI: entry.window.smoothedRSSI,
@@ -260,6 +265,14 @@ public struct FusionEngine: Sendable {
         window.append(rssi)
         return configuration.distance(smoothedRSSI: window.smoothedRSSI,
                                       advertisedTXPower: txPower ?? current?.txPower)
+    }
+
+    private mutating func cachedSnapshot(of entry: OverrideTable.Entry?) -> ActiveOverride? {
+        guard let entry else { return nil }
+        if let cachedOverride, cachedOverride.revision == entry.revision { return cachedOverride.value }
+        let value = snapshot(entry)
+        cachedOverride = (entry.revision, value)
+        return value
     }
 
     private func snapshot(_ entry: OverrideTable.Entry) -> ActiveOverride {

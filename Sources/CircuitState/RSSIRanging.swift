@@ -32,28 +32,12 @@ public enum RSSIRanging {
         referencePower - 10 * pathLossExponent * log10(distance)
     }
 
-    /// The mean of the samples within a fence around their median.
-    ///
-    /// RSSI noise is a few dB either way, but fades and reflections add outliers of 10–30 dB,
-    /// mostly downwards. The median ignores up to 3 of 8 such samples; the fence (twice the
-    /// median absolute deviation, at least 5 dB) drops them, and averaging what is left keeps
-    /// the low variance of a plain mean, which the median alone loses.
+    /// The mean of the last (up to) eight samples within a fence around their median;
+    /// see `RSSIWindow.smoothedRSSI`.
     public static func robustMean(of samples: some Collection<Int8>) -> Double? {
-        let sorted = samples.map(Double.init).sorted()
-        guard let center = median(ofSorted: sorted) else { return nil }
-        let deviations = sorted.map { abs($0 - center) }.sorted()
-        let spread = median(ofSorted: deviations) ?? 0
-        let fence = max(2 * spread, 5)
-        let kept = sorted.filter { abs($0 - center) <= fence }
-        guard !kept.isEmpty else { return center }
-        return kept.reduce(0, +) / Double(kept.count)
-    }
-
-    private static func median(ofSorted values: [Double]) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let middle = values.count / 2
-        if values.count % 2 == 1 { return values[middle] }
-        return (values[middle - 1] + values[middle]) / 2
+        var window = RSSIWindow()
+        for sample in samples.suffix(RSSIWindow.capacity) { window.append(sample) }
+        return window.smoothedRSSI
     }
 }
 
@@ -75,6 +59,47 @@ public struct RSSIWindow: Sendable {
 
     public var values: [Int8] { (0..<count).map { samples[$0] } }
 
-    /// dBm, from `RSSIRanging.robustMean`; nil while empty.
-    public var smoothedRSSI: Double? { RSSIRanging.robustMean(of: values) }
+    /// dBm: the mean of the samples within a fence around their median; nil while empty.
+    ///
+    /// RSSI noise is a few dB either way, but fades and reflections add outliers of 10–30 dB,
+    /// mostly downwards. The median ignores up to 3 of 8 such samples; the fence (twice the
+    /// median absolute deviation, at least 5 dB) drops them, and averaging what is left keeps
+    /// the low variance of a plain mean, which the median alone loses. Computed on the stack:
+    /// it runs on every evaluation.
+    public var smoothedRSSI: Double? {
+        guard count > 0 else { return nil }
+        var sorted = InlineArray<8, Double>(repeating: 0)
+        for index in 0..<count { sorted[index] = Double(samples[index]) }
+        Self.insertionSort(&sorted, count)
+        let center = Self.median(sorted, count)
+        var deviations = InlineArray<8, Double>(repeating: 0)
+        for index in 0..<count { deviations[index] = abs(sorted[index] - center) }
+        Self.insertionSort(&deviations, count)
+        let fence = max(2 * Self.median(deviations, count), 5)
+        var sum = 0.0
+        var kept = 0
+        for index in 0..<count where abs(sorted[index] - center) <= fence {
+            sum += sorted[index]
+            kept += 1
+        }
+        return kept == 0 ? center : sum / Double(kept)
+    }
+
+    private static func insertionSort(_ values: inout InlineArray<8, Double>, _ count: Int) {
+        guard count > 1 else { return }
+        for index in 1..<count {
+            let value = values[index]
+            var slot = index
+            while slot > 0 && values[slot - 1] > value {
+                values[slot] = values[slot - 1]
+                slot -= 1
+            }
+            values[slot] = value
+        }
+    }
+
+    private static func median(_ values: InlineArray<8, Double>, _ count: Int) -> Double {
+        let middle = count / 2
+        return count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+    }
 }
