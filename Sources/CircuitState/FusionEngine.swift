@@ -137,6 +137,15 @@ public struct FusionEngine: Sendable {
         counters.remoteSuccesses += 1
     }
 
+    /// Restores the remote state saved before a restart, fetched at `fetchedAt` (engine time:
+    /// now minus its true age). It is stale from the start; a latched evacuation is in force at once.
+    public mutating func restoreRemote(
+        _ snapshot: RemoteSnapshot, fetchedAt: Int64, latchedSnapshot: RemoteSnapshot?, at time: Int64
+    ) {
+        _ = advanceClock(to: time)
+        remote.restore(snapshot, fetchedAt: fetchedAt, latchedSnapshot: latchedSnapshot)
+    }
+
     /// A failed fetch refreshes nothing; it is only remembered for display.
     public mutating func remoteFailed(at time: Int64, reason: String) {
         let now = advanceClock(to: time)

@@ -42,10 +42,13 @@ struct RemoteFeed: Sendable {
     var evacuationLatched = false
     /// The latest fetch that reported the evacuation, while it is latched.
     var latchedSnapshot: RemoteSnapshot?
+    /// Restored from disk at start: shown, never fresh, until the next successful fetch.
+    var isRestored = false
     var lastFailureAt: Int64?
     var lastFailureReason: String?
 
     mutating func recordSuccess(_ snapshot: RemoteSnapshot, at now: Int64) {
+        isRestored = false
         lastSnapshot = snapshot
         reportedMode = snapshot.trackMode
         lastSuccessAt = now
@@ -66,9 +69,20 @@ struct RemoteFeed: Sendable {
         lastFailureReason = reason
     }
 
-    /// The instant the last known mode goes stale; nil while no known mode was fetched.
+    /// A state saved before a restart, fetched at `fetchedAt` (engine time, so its age is true).
+    /// It is never fresh; a latched evacuation is in force again at once.
+    mutating func restore(_ snapshot: RemoteSnapshot, fetchedAt: Int64, latchedSnapshot: RemoteSnapshot?) {
+        lastSnapshot = snapshot
+        reportedMode = snapshot.trackMode
+        lastSuccessAt = fetchedAt
+        evacuationLatched = latchedSnapshot != nil
+        self.latchedSnapshot = latchedSnapshot
+        isRestored = true
+    }
+
+    /// The instant the last known mode goes stale; nil while no known mode was fetched, or restored.
     func staleAt(staleAfter: Int64) -> Int64? {
-        guard reportedMode != nil, let lastSuccessAt else { return nil }
+        guard reportedMode != nil, !isRestored, let lastSuccessAt else { return nil }
         return lastSuccessAt.addingSaturating(staleAfter)
     }
 
@@ -89,7 +103,8 @@ struct RemoteFeed: Sendable {
             mode: effectiveMode(at: now, staleAfter: staleAfter), reportedMode: reportedMode, snapshot: lastSnapshot,
             lastSuccessAt: lastSuccessAt, age: lastSuccessAt.map { now - $0 },
             isFresh: isFresh(at: now, staleAfter: staleAfter), isLatched: evacuationLatched,
-            latchedSnapshot: latchedSnapshot, lastFailureAt: lastFailureAt, lastFailureReason: lastFailureReason)
+            latchedSnapshot: latchedSnapshot, isRestored: isRestored, lastFailureAt: lastFailureAt,
+            lastFailureReason: lastFailureReason)
     }
 }
 
@@ -107,13 +122,15 @@ public struct RemoteStatus: Hashable, Sendable {
     public var isLatched: Bool
     /// While an evacuation is latched: the latest fetch that reported it.
     public var latchedSnapshot: RemoteSnapshot?
+    /// Restored from disk at start and not fetched since: "last known".
+    public var isRestored: Bool
     public var lastFailureAt: Int64?
     public var lastFailureReason: String?
 
     public init(
         mode: TrackMode?, reportedMode: TrackMode?, snapshot: RemoteSnapshot?, lastSuccessAt: Int64?, age: Int64?,
-        isFresh: Bool, isLatched: Bool, latchedSnapshot: RemoteSnapshot? = nil, lastFailureAt: Int64?,
-        lastFailureReason: String?
+        isFresh: Bool, isLatched: Bool, latchedSnapshot: RemoteSnapshot? = nil, isRestored: Bool = false,
+        lastFailureAt: Int64?, lastFailureReason: String?
     ) {
         self.mode = mode
         self.reportedMode = reportedMode
@@ -123,6 +140,7 @@ public struct RemoteStatus: Hashable, Sendable {
         self.isFresh = isFresh
         self.isLatched = isLatched
         self.latchedSnapshot = latchedSnapshot
+        self.isRestored = isRestored
         self.lastFailureAt = lastFailureAt
         self.lastFailureReason = lastFailureReason
     }

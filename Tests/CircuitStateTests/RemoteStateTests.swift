@@ -108,6 +108,35 @@ import Testing
         #expect(lifted.remote?.message == "All clear")
     }
 
+    @Test func restoredStateIsLastKnownNeverFresh() {
+        var engine = FusionEngine()
+        let now = 1_000 * second
+        engine.restoreRemote(RemoteSnapshot(mode: "YELLOW", message: "Debris"), fetchedAt: now - 2 * second,
+                             latchedSnapshot: nil, at: now)
+        let state = engine.evaluate(at: now)
+        #expect(state.decision == .undecided)
+        #expect(state.remote?.isRestored == true)
+        #expect(state.remote?.isFresh == false)
+        #expect(state.remote?.age == 2 * second)
+        #expect(state.remote?.message == "Debris")
+        #expect(engine.nextDeadline(after: now) == nil)
+        engine.remoteFetched(RemoteSnapshot(mode: "YELLOW"), at: now + second)
+        let fetched = engine.evaluate(at: now + second)
+        #expect(fetched.remote?.isRestored == false)
+        #expect(fetched.mode == .yellowFlag)
+    }
+
+    @Test func restoredLatchedEvacuationIsPublishedAtOnce() {
+        var engine = FusionEngine()
+        let evacuation = RemoteSnapshot(mode: "EVACUATION", message: "Leave by gate B")
+        engine.restoreRemote(RemoteSnapshot(), fetchedAt: 0, latchedSnapshot: evacuation, at: 3_600 * second)
+        let state = engine.evaluate(at: 3_600 * second)
+        #expect(state.mode == .evacuation)
+        #expect(state.source == .remote)
+        #expect(state.remote?.message == "Leave by gate B")
+        #expect(state.remote?.age == 3_600 * second)
+    }
+
     @Test(arguments: ["NORMAL", "YELLOW", "VSC", "SC", "RED"])
     func anyKnownModeOtherThanEvacuationLiftsTheLatch(name: String) {
         var engine = FusionEngine()

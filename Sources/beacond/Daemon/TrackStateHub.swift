@@ -147,6 +147,16 @@ final class TrackStateHub {
         rescheduleTimer()
     }
 
+    /// The remote state saved before a restart; call before `start()`. It shows as "last known"
+    /// (stale, with its true age); a latched evacuation is published again at once.
+    func restoreRemote(_ restoration: RemoteRestoration) {
+        let now = clock.now()
+        driver.modifyEngine {
+            $0.restoreRemote(restoration.snapshot, fetchedAt: now - restoration.age,
+                             latchedSnapshot: restoration.latchedSnapshot, at: now)
+        }
+    }
+
     func setScanner(_ state: ScannerStatus.State) {
         guard scanner.state != state else { return }
         scanner.state = state

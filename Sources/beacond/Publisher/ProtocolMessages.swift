@@ -80,6 +80,7 @@ enum ProtocolMessages {
         writer.key("reported_mode"); writer.string(orNull: status.reportedMode?.rawValue)
         writer.key("fresh"); writer.bool(status.isFresh)
         writer.key("latched"); writer.bool(status.isLatched)
+        writer.key("restored"); writer.bool(status.isRestored)
         writer.key("age_s")
         if let age = status.age { writer.number(Double(age) / 1_000_000, decimals: 3) } else { writer.null() }
         writer.key("message"); writer.string(orNull: status.message)

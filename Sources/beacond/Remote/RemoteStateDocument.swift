@@ -4,6 +4,8 @@ import Foundation
 /// Why a venue API body is not a circuit state.
 struct RemoteDocumentError: Error, CustomStringConvertible {
     let reason: String
+    /// Whether the body failed to parse as JSON at all (rather than being JSON of the wrong shape).
+    var isNotJSON = false
     var description: String { reason }
 }
 
@@ -15,7 +17,7 @@ enum RemoteStateDocument {
         do {
             value = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
         } catch {
-            throw RemoteDocumentError(reason: "body is not JSON")
+            throw RemoteDocumentError(reason: "body is not JSON", isNotJSON: true)
         }
         return try snapshot(fromJSON: value)
     }

@@ -1,0 +1,40 @@
+import CircuitState
+import NIOCore
+
+/// Delivers the poller's results to the hub, hopping onto its event loop, and saves each good
+/// state, with the evacuation latch as the engine then holds it, to the store (off the loop).
+struct HubRemoteSink: RemoteStateSink {
+    private let reference: NIOLoopBound<TrackStateHub>
+    private let eventLoop: any EventLoop
+    private let store: RemoteStateStore?
+
+    /// `store` nil: nothing is saved (replay demos, tests).
+    init(hub: TrackStateHub, store: RemoteStateStore?) {
+        reference = NIOLoopBound(hub, eventLoop: hub.eventLoop)
+        eventLoop = hub.eventLoop
+        self.store = store
+    }
+
+    private struct Applied: Sendable {
+        var latched: RemoteSnapshot?
+    }
+
+    func remoteFetched(_ snapshot: RemoteSnapshot, wallMicros: Int64) async {
+        let reference = reference
+        let applied = try? await eventLoop.submit { () -> Applied in
+            let hub = reference.value
+            hub.remoteFetched(snapshot)
+            let status = hub.engine.remoteStatus(at: hub.engine.clock)
+            return Applied(latched: status?.isLatched == true ? (status?.latchedSnapshot ?? snapshot) : nil)
+        }.get()
+        // A loop that is gone (shutdown) applied nothing: save nothing either.
+        guard let applied else { return }
+        store?.saveLogged(PersistedRemoteState(snapshot: snapshot, fetchedWallMicros: wallMicros,
+                                               latchedSnapshot: applied.latched))
+    }
+
+    func remoteFailed(_ failure: RemoteFailure) async {
+        let reference = reference
+        eventLoop.execute { reference.value.remoteFailed(reason: failure.reason) }
+    }
+}

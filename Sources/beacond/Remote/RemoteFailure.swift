@@ -1,0 +1,127 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The kinds of failed fetch, each counted and logged once per transition.
+enum RemoteFailureKind: String, Hashable, Sendable, CaseIterable, Comparable {
+    case connectionRefused = "connection_refused"
+    case timeout
+    case httpStatus = "http_status"
+    case notJSON = "not_json"
+    /// JSON, but not a circuit state (a number, an array whose first element is not an object).
+    case invalidDocument = "invalid_document"
+    case tooLarge = "too_large"
+    case tls
+    /// A `file://` URL that cannot be read.
+    case file
+    /// Anything else on the way: DNS, a reset or closed connection.
+    case transport
+
+    static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// One failed fetch: its kind and a short reason for logs, status and the hub.
+struct RemoteFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    var kind: RemoteFailureKind
+    var reason: String
+
+    var description: String { reason }
+
+    static func tooLarge() -> RemoteFailure {
+        RemoteFailure(kind: .tooLarge, reason: "body over \(RemotePollerConfiguration.maxBodyBytes) bytes")
+    }
+
+    static func timedOut(after timeout: Duration) -> RemoteFailure {
+        RemoteFailure(kind: .timeout, reason: "timed out after \(RemoteFailure.seconds(timeout)) s")
+    }
+
+    /// Sorts what AsyncHTTPClient, NIO and the parser throw into kinds.
+    static func classify(_ error: any Error, timeout: Duration) -> RemoteFailure {
+        switch error {
+        case let failure as RemoteFailure:
+            return failure
+        case let document as RemoteDocumentError:
+            return RemoteFailure(kind: document.isNotJSON ? .notJSON : .invalidDocument, reason: document.reason)
+        case is NIOTooManyBytesError:
+            return .tooLarge()
+        case let client as HTTPClientError:
+            switch client {
+            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
+                 .getConnectionFromPoolTimeout:
+                return .timedOut(after: timeout)
+            case .remoteConnectionClosed:
+                return RemoteFailure(kind: .transport, reason: "the server closed the connection")
+            default:
+                return RemoteFailure(kind: .transport, reason: "HTTP client: \(client)")
+            }
+        case let connection as NIOConnectionError:
+            if let dns = connection.dnsAError ?? connection.dnsAAAAError, connection.connectionErrors.isEmpty {
+                return RemoteFailure(kind: .transport, reason: "cannot resolve \(connection.host): \(dns)")
+            }
+            if connection.connectionErrors.contains(where: { isRefused($0.error) }) {
+                return RemoteFailure(kind: .connectionRefused,
+                                     reason: "connection refused by \(connection.host):\(connection.port)")
+            }
+            if connection.connectionErrors.contains(where: { isTimeout($0.error) }) {
+                return .timedOut(after: timeout)
+            }
+            return RemoteFailure(kind: .transport, reason: "cannot connect: \(connection)")
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            return RemoteFailure(kind: .tls, reason: "TLS: \(error)")
+        default:
+            if isRefused(error) { return RemoteFailure(kind: .connectionRefused, reason: "connection refused") }
+            if isTimeout(error) { return .timedOut(after: timeout) }
+            return RemoteFailure(kind: .transport, reason: "\(error)")
+        }
+    }
+
+    private static func isRefused(_ error: any Error) -> Bool {
+        if let io = error as? IOError { return io.errnoCode == ECONNREFUSED }
+        return false
+    }
+
+    private static func isTimeout(_ error: any Error) -> Bool {
+        if case ChannelError.connectTimeout = error { return true }
+        if let io = error as? IOError { return io.errnoCode == ETIMEDOUT }
+        return false
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return value == value.rounded() ? String(Int64(value)) : String(value)
+    }
+}
+
+/// The delay before the next poll.
+enum RemoteBackoff {
+    /// Jitter takes up to this fraction off a backed-off delay, so pollers that failed
+    /// together do not retry together.
+    static let jitterFraction = 0.25
+
+    /// After a success (`failures` 0) or a first failure: the interval. After n consecutive
+    /// failures: interval × 2^(n-1), capped at interval × 6, less up to 25 % jitter, and
+    /// never below the interval. `random` is in [0, 1).
+    static func delay(afterFailures failures: Int, interval: Duration, random: Double) -> Duration {
+        let base = Self.seconds(interval)
+        guard failures > 1, base > 0 else { return interval }
+        let cap = base * Double(RemotePollerConfiguration.backoffCapFactor)
+        let nominal = min(cap, base * Double(1 << min(failures - 1, 16)))
+        let unit = random.isFinite ? min(max(random, 0), 1) : 0
+        let jittered = nominal * (1 - jitterFraction * unit)
+        return .nanoseconds(Int64((min(cap, max(base, jittered)) * 1e9).rounded(.down)))
+    }
+
+    /// The longest delay `delay(afterFailures:interval:random:)` ever returns.
+    static func cap(interval: Duration) -> Duration { interval * RemotePollerConfiguration.backoffCapFactor }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

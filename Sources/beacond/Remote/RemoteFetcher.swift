@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import CircuitState
+import Foundation
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One fetch of the venue's circuit state: a GET, or a file read for `file://`.
+enum RemoteFetcher {
+    /// Fetches and parses once. Throws `CancellationError` when the task is cancelled; every
+    /// other failure comes back as a `RemoteFailure`.
+    static func fetch(_ remote: PreparedRemote, client: HTTPClient?) async throws -> Result<RemoteSnapshot, RemoteFailure> {
+        let timeout = remote.configuration.timeout
+        do {
+            let body: [UInt8]
+            switch remote.endpoint {
+            case .file(let path):
+                body = try readFile(path)
+            case .http(let url, _):
+                guard let client else { throw RemoteFailure(kind: .transport, reason: "no HTTP client") }
+                body = try await withTimeout(timeout) {
+                    try await get(url, token: remote.bearerToken, client: client, timeout: timeout)
+                }
+            }
+            return .success(try RemoteStateDocument.snapshot(fromBody: Data(body)))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            return .failure(RemoteFailure.classify(error, timeout: timeout))
+        }
+    }
+
+    /// GET `url`; the body of a 2xx response, read up to the cap.
+    static func get(_ url: String, token: String?, client: HTTPClient, timeout: Duration) async throws -> [UInt8] {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "beacond/\(Beacond.version)")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let deadline = NIODeadline.now() + .nanoseconds(PreparedRemote.nanoseconds(timeout))
+        let response = try await client.execute(request, deadline: deadline)
+        guard (200..<300).contains(response.status.code) else {
+            // The body is not read: dropping the response closes the connection.
+            throw RemoteFailure(kind: .httpStatus, reason: "HTTP \(response.status.code)")
+        }
+        let cap = RemotePollerConfiguration.maxBodyBytes
+        if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > cap {
+            throw RemoteFailure.tooLarge()
+        }
+        var body: [UInt8] = []
+        for try await chunk in response.body {
+            // Stop at the cap: leaving the loop drops the stream, which cancels the request.
+            guard body.count + chunk.readableBytes <= cap else { throw RemoteFailure.tooLarge() }
+            body.append(contentsOf: chunk.readableBytesView)
+        }
+        return body
+    }
+
+    /// Reads a regular file, at most the cap.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw fileFailure(path, errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw fileFailure(path, errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw RemoteFailure(kind: .file, reason: "\(path) is not a regular file")
+        }
+        let cap = RemotePollerConfiguration.maxBodyBytes
+        guard info.st_size <= cap else { throw RemoteFailure.tooLarge() }
+        var buffer = [UInt8](repeating: 0, count: cap + 1)
+        var filled = 0
+        while filled < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                read(fd, raw.baseAddress! + filled, raw.count - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw fileFailure(path, errno)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        // The file grew between fstat and read.
+        guard filled <= cap else { throw RemoteFailure.tooLarge() }
+        return Array(buffer[..<filled])
+    }
+
+    private static func fileFailure(_ path: String, _ code: Int32) -> RemoteFailure {
+        RemoteFailure(kind: .file, reason: "cannot read \(path): \(String(cString: strerror(code)))")
+    }
+
+    /// Runs `operation`, cancelling it and throwing a timeout failure when it takes longer than `timeout`.
+    static func withTimeout<T: Sendable>(
+        _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw RemoteFailure.timedOut(after: timeout)
+            }
+            return value
+        }
+    }
+}

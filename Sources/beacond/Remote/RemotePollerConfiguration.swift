@@ -1,0 +1,161 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOSSL
+
+/// A remote setting that cannot be used: which, and why.
+struct RemoteConfigurationError: Error, CustomStringConvertible, Equatable {
+    let reason: String
+    var description: String { reason }
+}
+
+/// Where the venue's circuit state is read from.
+enum RemoteEndpoint: Hashable, Sendable, CustomStringConvertible {
+    /// `http://` or `https://`: fetched with a GET.
+    case http(url: String, secure: Bool)
+    /// `file://`: read from disk.
+    case file(path: String)
+
+    init(parsing text: String) throws {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            throw RemoteConfigurationError(reason: "remote URL \"\(TerminalText.escaped(text))\" is not a URL")
+        }
+        switch scheme {
+        case "http", "https":
+            guard let host = url.host, !host.isEmpty else {
+                throw RemoteConfigurationError(reason: "remote URL \"\(TerminalText.escaped(text))\" has no host")
+            }
+            self = .http(url: text, secure: scheme == "https")
+        case "file":
+            if let host = url.host, !host.isEmpty, host != "localhost" {
+                throw RemoteConfigurationError(
+                    reason: "remote URL \"\(TerminalText.escaped(text))\": a file:// URL cannot name a host")
+            }
+            let path = url.path
+            guard path.hasPrefix("/") else {
+                throw RemoteConfigurationError(reason: "remote URL \"\(TerminalText.escaped(text))\" has no path")
+            }
+            self = .file(path: path)
+        default:
+            throw RemoteConfigurationError(
+                reason: "remote URL \"\(TerminalText.escaped(text))\": scheme must be http, https or file")
+        }
+    }
+
+    /// The URL for logs and status, without any user:password part.
+    var description: String {
+        switch self {
+        case .file(let path):
+            return "file://" + path
+        case .http(let url, _):
+            guard var components = URLComponents(string: url), components.user != nil || components.password != nil
+            else { return url }
+            components.user = nil
+            components.password = nil
+            return components.string ?? url
+        }
+    }
+}
+
+/// The `remote.*` settings the poller runs with.
+struct RemotePollerConfiguration: Hashable, Sendable {
+    /// `remote.url`: `http://`, `https://` or `file://`.
+    var url: String
+    /// `remote.poll_interval`.
+    var pollInterval: Duration = .seconds(5)
+    /// `remote.timeout`: for the whole fetch, connecting to the last body byte.
+    var timeout: Duration = .seconds(3)
+    /// `remote.ca_file`: PEM certificates that are then the only trust roots for `https://`.
+    var caFile: String? = nil
+    /// `remote.bearer_token_file`: its trimmed content is sent as `Authorization: Bearer <token>`.
+    var bearerTokenFile: String? = nil
+
+    /// A body longer than this is an error; reading stops there.
+    static let maxBodyBytes = 64 * 1024
+    /// Failures back off to at most this many poll intervals.
+    static let backoffCapFactor = 6
+
+    init(url: String, pollInterval: Duration = .seconds(5), timeout: Duration = .seconds(3),
+         caFile: String? = nil, bearerTokenFile: String? = nil) {
+        self.url = url
+        self.pollInterval = pollInterval
+        self.timeout = timeout
+        self.caFile = caFile
+        self.bearerTokenFile = bearerTokenFile
+    }
+
+    /// Checks the settings and reads the files they name: the token, the CA certificates.
+    /// Called at start and on reload, so a bad setting is reported before it is used.
+    func prepare() throws -> PreparedRemote {
+        let endpoint = try RemoteEndpoint(parsing: url)
+        guard pollInterval > .zero else { throw RemoteConfigurationError(reason: "remote.poll_interval must be > 0") }
+        guard timeout > .zero else { throw RemoteConfigurationError(reason: "remote.timeout must be > 0") }
+        let token = try bearerTokenFile.map(Self.readToken)
+        var tls: TLSConfiguration?
+        if case .http(_, secure: true) = endpoint {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .fullVerification
+            if let caFile {
+                let certificates: [NIOSSLCertificate]
+                do {
+                    certificates = try NIOSSLCertificate.fromPEMFile(caFile)
+                } catch {
+                    throw RemoteConfigurationError(reason: "remote.ca_file \(caFile): cannot load PEM certificates (\(error))")
+                }
+                guard !certificates.isEmpty else {
+                    throw RemoteConfigurationError(reason: "remote.ca_file \(caFile): no certificate in the file")
+                }
+                // Pinned: these certificates are the only roots; the system store is not consulted.
+                configuration.trustRoots = .certificates(certificates)
+                configuration.additionalTrustRoots = []
+            }
+            tls = configuration
+        }
+        return PreparedRemote(configuration: self, endpoint: endpoint, bearerToken: token, tls: tls)
+    }
+
+    static func readToken(from path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RemoteConfigurationError(reason: "remote.bearer_token_file \(path): cannot read the file")
+        }
+        guard data.count <= 8192, let text = String(data: data, encoding: .utf8) else {
+            throw RemoteConfigurationError(
+                reason: "remote.bearer_token_file \(path): expected one UTF-8 token of at most 8 KiB")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else {
+            throw RemoteConfigurationError(reason: "remote.bearer_token_file \(path): the file is empty")
+        }
+        // A header value cannot hold control characters (a newline would inject headers) or non-ASCII.
+        guard token.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value < 0x7F }) else {
+            throw RemoteConfigurationError(
+                reason: "remote.bearer_token_file \(path): the token must be printable ASCII without spaces")
+        }
+        return token
+    }
+}
+
+/// A checked configuration with its files read.
+struct PreparedRemote: Sendable {
+    let configuration: RemotePollerConfiguration
+    let endpoint: RemoteEndpoint
+    let bearerToken: String?
+    /// For `https://`: full verification, against the pinned CA file when one is set.
+    let tls: TLSConfiguration?
+
+    func makeHTTPClient(eventLoopGroup: any EventLoopGroup) -> HTTPClient {
+        let timeout = TimeAmount.nanoseconds(Self.nanoseconds(configuration.timeout))
+        var client = HTTPClient.Configuration(
+            tlsConfiguration: tls, redirectConfiguration: .disallow,
+            timeout: .init(connect: timeout, read: timeout))
+        // The poller has its own backoff: a refused connection fails the fetch at once.
+        client.connectionPool.retryConnectionEstablishment = false
+        client.httpVersion = .http1Only
+        return HTTPClient(eventLoopGroup: eventLoopGroup, configuration: client)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000
+    }
+}
