@@ -2,8 +2,8 @@
 SHELL      := /bin/bash
 SWIFT      ?= swift
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build and test: BlueZ and libdbus headers for the CBlueZ shim.
-APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config
+# Build and test: BlueZ and libdbus headers for the CBlueZ shim; Python and OpenSSL for the test servers.
+APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl
 # Benchmark: tshark is the reference decoder.
 APT_BENCH  := tshark time
 BIN        := .build/debug/beacond
