@@ -33,8 +33,9 @@ final class BootClock: EngineClock {
 
 /// The heart of the daemon: owns the fusion engine and the beacon directory, turns inputs
 /// into published state messages, runs expiry and staleness timers, and fans every change out
-/// to subscribers. Everything happens on one event loop; callers hop onto it.
-final class TrackStateHub {
+/// to subscribers. Everything happens on one event loop: callers on other threads hop onto
+/// `eventLoop` (which is why it may be shared across threads) and call it only there.
+final class TrackStateHub: @unchecked Sendable {
     let eventLoop: EventLoop
     private let clock: EngineClock
     private let logger: Logger
@@ -114,6 +115,7 @@ final class TrackStateHub {
 
     /// One GeoRacing signal from a scanner; `time` nil means now.
     func ingest(_ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at time: Int64? = nil) {
+        eventLoop.assertInEventLoop()
         let now = time ?? clock.now()
         counters.signals += 1
         var outcome = IngestOutcome.refused
@@ -134,6 +136,7 @@ final class TrackStateHub {
     }
 
     func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64? = nil) {
+        eventLoop.assertInEventLoop()
         let now = time ?? clock.now()
         driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
         if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }

@@ -4,13 +4,13 @@ import NIOCore
 /// Delivers the poller's results to the hub, hopping onto its event loop, and saves each good
 /// state, with the evacuation latch as the engine then holds it, to the store (off the loop).
 struct HubRemoteSink: RemoteStateSink {
-    private let reference: NIOLoopBound<TrackStateHub>
+    private let hub: TrackStateHub
     private let eventLoop: any EventLoop
     private let store: RemoteStateStore?
 
     /// `store` nil: nothing is saved (replay demos, tests).
     init(hub: TrackStateHub, store: RemoteStateStore?) {
-        reference = NIOLoopBound(hub, eventLoop: hub.eventLoop)
+        self.hub = hub
         eventLoop = hub.eventLoop
         self.store = store
     }
@@ -20,9 +20,7 @@ struct HubRemoteSink: RemoteStateSink {
     }
 
     func remoteFetched(_ snapshot: RemoteSnapshot, wallMicros: Int64) async {
-        let reference = reference
-        let applied = try? await eventLoop.submit { () -> Applied in
-            let hub = reference.value
+        let applied = try? await eventLoop.submit { [hub] () -> Applied in
             hub.remoteFetched(snapshot)
             let status = hub.engine.remoteStatus(at: hub.engine.clock)
             return Applied(latched: status?.isLatched == true ? (status?.latchedSnapshot ?? snapshot) : nil)
@@ -34,7 +32,6 @@ struct HubRemoteSink: RemoteStateSink {
     }
 
     func remoteFailed(_ failure: RemoteFailure) async {
-        let reference = reference
-        eventLoop.execute { reference.value.remoteFailed(reason: failure.reason) }
+        eventLoop.execute { [hub] in hub.remoteFailed(reason: failure.reason) }
     }
 }

@@ -21,7 +21,7 @@ final class ReplayBackend: Service {
     let clock: ReplayClock
     let loopForever: Bool
     let decoder: GeoRacingDecoder
-    private let hub: NIOLoopBound<TrackStateHub>
+    private let hub: TrackStateHub
     private let logger: Logger
 
     init(path: String, clock: ReplayClock, loop: Bool, decoder: GeoRacingDecoder, hub: TrackStateHub, logger: Logger) {
@@ -29,7 +29,7 @@ final class ReplayBackend: Service {
         self.clock = clock
         loopForever = loop
         self.decoder = decoder
-        self.hub = NIOLoopBound(hub, eventLoop: hub.eventLoop)
+        self.hub = hub
         self.logger = logger
     }
 
@@ -103,16 +103,16 @@ final class ReplayBackend: Service {
     private func deliver(_ batch: [Signal], rejected: Int) async throws {
         let clock = clock
         try await hub.eventLoop.submit { [hub] in
-            for _ in 0..<rejected { hub.value.rejectedFrame() }
+            for _ in 0..<rejected { hub.rejectedFrame() }
             for item in batch {
                 clock.jump(to: item.time)
-                hub.value.ingest(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower,
+                hub.ingest(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower,
                                  at: item.time)
             }
         }.get()
     }
 
     private func hop(_ body: @escaping @Sendable (TrackStateHub) -> Void) async {
-        try? await hub.eventLoop.submit { [hub] in body(hub.value) }.get()
+        try? await hub.eventLoop.submit { [hub] in body(hub) }.get()
     }
 }

@@ -1,0 +1,91 @@
+/// Every key of the config file, by its dotted path, with its flag and how a reload treats it.
+enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
+    case scannerBackend = "scanner.backend"
+    case scannerAdapter = "scanner.adapter"
+    case scannerCompanyID = "scanner.company_id"
+    case scannerReplay = "scanner.replay"
+    case scannerSpeed = "scanner.speed"
+    case scannerLoop = "scanner.loop"
+    case scannerSilenceRestart = "scanner.silence_restart_s"
+    case remoteURL = "remote.url"
+    case remotePollInterval = "remote.poll_interval"
+    case remoteTimeout = "remote.timeout"
+    case remoteStaleAfter = "remote.stale_after"
+    case remoteCAFile = "remote.ca_file"
+    case remoteBearerTokenFile = "remote.bearer_token_file"
+    case fusionPolicy = "fusion.policy"
+    case fusionMinRSSI = "fusion.min_rssi"
+    case fusionZones = "fusion.zones"
+    case fusionMaxTTL = "fusion.max_ttl"
+    case fusionAllow = "fusion.allow"
+    case fusionMaxDistance = "fusion.max_distance_m"
+    case fusionMaxEntries = "fusion.max_entries"
+    case socketPath = "socket.path"
+    case socketMaxClients = "socket.max_clients"
+    case stateDir = "state_dir"
+    case logLevel = "log.level"
+    case recordPath = "record.path"
+    case recordMaxMB = "record.max_mb"
+    case recordKeep = "record.keep"
+
+    static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+
+    /// The `beacond run` flag that overrides this key, if any.
+    var flag: String? {
+        switch self {
+        case .scannerBackend: "--backend"
+        case .scannerAdapter: "--adapter"
+        case .scannerCompanyID: "--company-id"
+        case .scannerReplay: "--replay"
+        case .scannerSpeed: "--speed"
+        case .scannerLoop: "--loop"
+        case .remoteURL: "--remote-url"
+        case .remotePollInterval: "--poll-interval"
+        case .remoteTimeout: "--timeout"
+        case .remoteStaleAfter: "--stale-after"
+        case .fusionPolicy: "--policy"
+        case .fusionMinRSSI: "--min-rssi"
+        case .fusionZones: "--zones"
+        case .socketPath: "--socket"
+        case .stateDir: "--state-dir"
+        case .recordPath: "--record"
+        case .logLevel: "--log-level"
+        case .scannerSilenceRestart, .remoteCAFile, .remoteBearerTokenFile, .fusionMaxTTL, .fusionAllow,
+            .fusionMaxDistance, .fusionMaxEntries, .socketMaxClients, .recordMaxMB, .recordKeep:
+            nil
+        }
+    }
+
+    /// Whether a SIGHUP reload applies a change of this key to the running daemon.
+    /// Other changes are logged as needing a restart, and the running value stays.
+    var isLiveReloadable: Bool {
+        switch self {
+        case .remoteURL, .remotePollInterval, .remoteTimeout, .remoteStaleAfter, .remoteCAFile,
+            .remoteBearerTokenFile, .fusionPolicy, .fusionMinRSSI, .fusionZones, .fusionMaxTTL, .fusionAllow,
+            .fusionMaxDistance, .logLevel:
+            true
+        case .scannerBackend, .scannerAdapter, .scannerCompanyID, .scannerReplay, .scannerSpeed, .scannerLoop,
+            .scannerSilenceRestart, .fusionMaxEntries, .socketPath, .socketMaxClients, .stateDir, .recordPath,
+            .recordMaxMB, .recordKeep:
+            false
+        }
+    }
+
+    /// Keys whose values are paths: relative ones in a config file are resolved against its directory.
+    var isPath: Bool {
+        switch self {
+        case .scannerReplay, .remoteCAFile, .remoteBearerTokenFile, .socketPath, .stateDir, .recordPath: true
+        default: false
+        }
+    }
+
+    /// The sections (`scanner`, `remote`, ...) keys are nested in.
+    static let sections: Set<String> = Set(allCases.compactMap { key in
+        key.rawValue.firstIndex(of: ".").map { String(key.rawValue[..<$0]) }
+    })
+
+    /// The key a flag overrides.
+    static func forFlag(_ flag: String) -> ConfigKey? { allCases.first { $0.flag == flag } }
+}

@@ -1,0 +1,485 @@
+import BLEPayload
+import CircuitState
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A value before it is checked: a YAML node, or the text of a flag.
+struct RawConfigValue: Sendable {
+    enum Kind: Sendable {
+        /// An empty value, `~` or `null` (plain, not quoted).
+        case null
+        case scalar(String)
+        case sequence([RawConfigValue])
+        case mapping
+    }
+
+    var kind: Kind
+    var line: Int?
+    var column: Int?
+
+    init(_ kind: Kind, line: Int? = nil, column: Int? = nil) {
+        self.kind = kind
+        self.line = line
+        self.column = column
+    }
+
+    /// A flag's text. Flags are never null: `--remote-url null` is a (bad) URL.
+    static func flag(_ text: String) -> RawConfigValue { RawConfigValue(.scalar(text)) }
+}
+
+/// Why a value was refused; the position narrows it to a list entry when there is one.
+struct ConfigValueProblem: Error, Sendable {
+    var reason: String
+    var line: Int?
+    var column: Int?
+
+    init(_ reason: String, at value: RawConfigValue? = nil) {
+        self.reason = reason
+        self.line = value?.line
+        self.column = value?.column
+    }
+}
+
+/// The checks every key's value goes through, from a file or from a flag.
+enum ConfigValueParser {
+    static let maxQuotedLength = 60
+
+    /// `"text"` for messages, escaped and shortened so a hostile file cannot drive the terminal.
+    static func quoted(_ text: String) -> String {
+        var shown = text
+        if shown.count > maxQuotedLength { shown = String(shown.prefix(maxQuotedLength)) + "…" }
+        return "\"" + TerminalText.escaped(shown) + "\""
+    }
+
+    private static func found(_ value: RawConfigValue) -> String {
+        switch value.kind {
+        case .null: "nothing"
+        case .scalar(let text): quoted(text)
+        case .sequence: "a list"
+        case .mapping: "a mapping"
+        }
+    }
+
+    static func scalar(_ value: RawConfigValue, expected: String) throws(ConfigValueProblem) -> String {
+        switch value.kind {
+        case .scalar(let text): return text.trimmingSpaces()
+        case .null: throw ConfigValueProblem("a value is required: expected \(expected)", at: value)
+        case .sequence, .mapping: throw ConfigValueProblem("expected \(expected), found \(found(value))", at: value)
+        }
+    }
+
+    static func string(_ value: RawConfigValue, expected: String = "a string") throws(ConfigValueProblem) -> String {
+        let text = try scalar(value, expected: expected)
+        if text.isEmpty { throw ConfigValueProblem("must not be empty", at: value) }
+        if text.unicodeScalars.contains(where: isControl) {
+            throw ConfigValueProblem("\(quoted(text)) contains a control character", at: value)
+        }
+        return text
+    }
+
+    static func bool(_ value: RawConfigValue) throws(ConfigValueProblem) -> Bool {
+        let text = try scalar(value, expected: "true or false")
+        switch text {
+        case "true", "True", "TRUE": return true
+        case "false", "False", "FALSE": return false
+        default: throw ConfigValueProblem("expected true or false, found \(quoted(text))", at: value)
+        }
+    }
+
+    /// Decimal or `0x` hex, with an optional sign, within `range`.
+    static func integer<Value: FixedWidthInteger & Sendable>(
+        _ value: RawConfigValue, in range: ClosedRange<Value>, as _: Value.Type = Value.self
+    ) throws(ConfigValueProblem) -> Value {
+        let text = try scalar(value, expected: "an integer")
+        guard let wide = IntegerArgument<Int64>.parse(text) else {
+            if text.contains(".") {
+                throw ConfigValueProblem("expected a whole number, found \(quoted(text))", at: value)
+            }
+            throw ConfigValueProblem("expected an integer (decimal or 0x hex), found \(quoted(text))", at: value)
+        }
+        guard wide >= Int64(range.lowerBound), wide <= Int64(range.upperBound) else {
+            throw ConfigValueProblem(
+                "must be between \(range.lowerBound) and \(range.upperBound), found \(text)", at: value)
+        }
+        return Value(wide)
+    }
+
+    /// Seconds as a decimal with up to six places, exactly, in microseconds.
+    static func duration(_ value: RawConfigValue, allowZero: Bool) throws(ConfigValueProblem) -> Int64 {
+        let text = try scalar(value, expected: "a number of seconds")
+        guard let micros = try decimalMicros(text, value: value) else {
+            throw ConfigValueProblem("expected a number of seconds (like 5 or 2.5), found \(quoted(text))", at: value)
+        }
+        if micros == 0 && !allowZero { throw ConfigValueProblem("must be greater than 0 seconds", at: value) }
+        return micros
+    }
+
+    /// A non-negative decimal in millionths; nil when `text` is not a number at all.
+    private static func decimalMicros(_ text: String, value: RawConfigValue)
+        throws(ConfigValueProblem) -> Int64?
+    {
+        if text.hasPrefix("-"), SecondsArgument.parse(String(text.dropFirst())) != nil {
+            throw ConfigValueProblem("must not be negative, found \(text)", at: value)
+        }
+        let plain = text.hasPrefix("+") ? String(text.dropFirst()) : text
+        if let micros = SecondsArgument.parse(plain) { return micros }
+        let parts = plain.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        if parts.count == 2, parts[1].count > 6, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }),
+            parts[0].allSatisfy({ $0.isASCII && $0.isNumber })
+        {
+            throw ConfigValueProblem(
+                "\(quoted(text)) has more than 6 decimal places (the resolution is a microsecond)", at: value)
+        }
+        if !plain.isEmpty, plain.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw ConfigValueProblem("\(quoted(text)) is too large", at: value)
+        }
+        return nil
+    }
+
+    static func speed(_ value: RawConfigValue) throws(ConfigValueProblem) -> ReplaySpeed {
+        let text = try scalar(value, expected: "a speed factor or max")
+        if text.lowercased() == "max" { return .max }
+        guard let millionths = try decimalMicros(text, value: value) else {
+            throw ConfigValueProblem("expected a positive number (1 is real time) or max, found \(quoted(text))",
+                                     at: value)
+        }
+        guard millionths > 0 else { throw ConfigValueProblem("must be greater than 0 (or max)", at: value) }
+        guard millionths <= ReplaySpeed.maxFactorMillionths else {
+            throw ConfigValueProblem(
+                "must be at most \(ReplaySpeed.maxFactorMillionths / 1_000_000) (use max to skip waiting)", at: value)
+        }
+        return .factor(millionths: millionths)
+    }
+
+    static func path(_ value: RawConfigValue, relativeTo base: String?) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "a path")
+        guard let base, !text.hasPrefix("/") else { return text }
+        return base.hasSuffix("/") ? base + text : base + "/" + text
+    }
+
+    /// A path that must name a readable file now, so a typo is caught at start or reload.
+    static func readableFile(_ value: RawConfigValue, relativeTo base: String?) throws(ConfigValueProblem) -> String {
+        let path = try path(value, relativeTo: base)
+        try checkReadable(path, value: value)
+        return path
+    }
+
+    static func checkReadable(_ path: String, value: RawConfigValue?) throws(ConfigValueProblem) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ConfigValueProblem("cannot read \(quoted(path)): \(errorText(errno))", at: value)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            throw ConfigValueProblem("\(quoted(path)) is a directory, not a file", at: value)
+        }
+        guard access(path, R_OK) == 0 else {
+            throw ConfigValueProblem("cannot read \(quoted(path)): \(errorText(errno))", at: value)
+        }
+    }
+
+    static func errorText(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+
+    static func backend(_ value: RawConfigValue) throws(ConfigValueProblem) -> ScannerBackend {
+        let text = try scalar(value, expected: "a backend")
+        guard let backend = ScannerBackend(rawValue: text) else {
+            throw ConfigValueProblem("unknown backend \(quoted(text)) (expected hci, bluez or replay)", at: value)
+        }
+        return backend
+    }
+
+    static func adapter(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "an adapter name like hci0")
+        guard text.utf8.count <= 64, !text.contains("/"), !text.contains(where: \.isWhitespace) else {
+            throw ConfigValueProblem("\(quoted(text)) is not an adapter name like hci0", at: value)
+        }
+        return text
+    }
+
+    static func policy(_ value: RawConfigValue) throws(ConfigValueProblem) -> Policy {
+        let text = try scalar(value, expected: "a policy")
+        guard let policy = Policy(rawValue: text) else {
+            throw ConfigValueProblem(
+                "unknown policy \(quoted(text)) (expected safety, beacon-first or most-severe)", at: value)
+        }
+        return policy
+    }
+
+    static func logLevel(_ value: RawConfigValue) throws(ConfigValueProblem) -> Logger.Level {
+        let text = try scalar(value, expected: "a log level")
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw ConfigValueProblem(
+                "unknown log level \(quoted(text)) "
+                    + "(expected trace, debug, info, notice, warning, error or critical)", at: value)
+        }
+        return level
+    }
+
+    /// `http://host…`, `https://host…` or `file:///path`.
+    static func url(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "a URL")
+        guard let range = text.firstRange(of: "://") else {
+            throw ConfigValueProblem("\(quoted(text)) is not a URL (expected http://, https:// or file://)", at: value)
+        }
+        let scheme = text[..<range.lowerBound].lowercased()
+        let rest = text[range.upperBound...]
+        if text.contains(where: \.isWhitespace) {
+            throw ConfigValueProblem("\(quoted(text)) contains whitespace", at: value)
+        }
+        switch scheme {
+        case "http", "https":
+            let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            let host = authority.split(separator: "@").last.map(String.init) ?? ""
+            if host.isEmpty || host.hasPrefix(":") {
+                throw ConfigValueProblem("\(quoted(text)) has no host", at: value)
+            }
+        case "file":
+            if !rest.hasPrefix("/") {
+                throw ConfigValueProblem("\(quoted(text)) needs an absolute path (file:///path)", at: value)
+            }
+        default:
+            throw ConfigValueProblem(
+                "unsupported URL scheme \(quoted(scheme)) (expected http, https or file)", at: value)
+        }
+        return text
+    }
+
+    /// The entries of a list: a YAML sequence of scalars, or one comma-separated scalar.
+    static func entries(_ value: RawConfigValue) throws(ConfigValueProblem) -> [(text: String, value: RawConfigValue)] {
+        switch value.kind {
+        case .null: return []
+        case .mapping: throw ConfigValueProblem("expected a list, found a mapping", at: value)
+        case .scalar(let text):
+            let trimmed = text.trimmingSpaces()
+            if trimmed.isEmpty { return [] }
+            return trimmed.split(separator: ",", omittingEmptySubsequences: false).map {
+                (String($0).trimmingSpaces(), value)
+            }
+        case .sequence(let items):
+            var result: [(text: String, value: RawConfigValue)] = []
+            for item in items {
+                guard case .scalar(let text) = item.kind else {
+                    throw ConfigValueProblem("list entries must be single values, found \(found(item))", at: item)
+                }
+                result.append((text.trimmingSpaces(), item))
+            }
+            return result
+        }
+    }
+
+    /// Zone numbers; empty (or `all`) admits every zone.
+    static func zones(_ value: RawConfigValue) throws(ConfigValueProblem) -> Set<UInt16> {
+        if case .scalar(let text) = value.kind, text.trimmingSpaces().lowercased() == "all" { return [] }
+        var zones = Set<UInt16>()
+        for (index, entry) in try entries(value).enumerated() {
+            guard let zone = IntegerArgument<Int64>.parse(entry.text) else {
+                throw ConfigValueProblem(
+                    "entry \(index + 1): expected a zone number, found \(quoted(entry.text))", at: entry.value)
+            }
+            guard zone >= 0 && zone <= Int64(UInt16.max) else {
+                throw ConfigValueProblem(
+                    "entry \(index + 1): zone \(entry.text) is outside 0...\(UInt16.max)", at: entry.value)
+            }
+            zones.insert(UInt16(zone))
+        }
+        return zones
+    }
+
+    /// Beacon addresses (`AA:BB:CC:DD:EE:FF`) and v2 source ids (decimal or 0x).
+    static func allowList(_ value: RawConfigValue) throws(ConfigValueProblem) -> AllowList {
+        var allow = AllowList()
+        for (index, entry) in try entries(value).enumerated() {
+            if let address = BluetoothAddress(entry.text) {
+                allow.addresses.insert(address)
+            } else if let id = IntegerArgument<Int64>.parse(entry.text) {
+                guard id >= 0 && id <= Int64(UInt32.max) else {
+                    throw ConfigValueProblem(
+                        "entry \(index + 1): source id \(entry.text) is outside 0...\(UInt32.max)", at: entry.value)
+                }
+                allow.sourceIDs.insert(UInt32(id))
+            } else {
+                throw ConfigValueProblem(
+                    "entry \(index + 1): \(quoted(entry.text)) is neither an address like AA:BB:CC:DD:EE:FF "
+                        + "nor a source id", at: entry.value)
+            }
+        }
+        return allow
+    }
+
+    /// Metres, greater than 0.
+    static func metres(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
+        let text = try scalar(value, expected: "a distance in metres")
+        guard let metres = Double(text), metres.isFinite,
+            text.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) })
+        else {
+            throw ConfigValueProblem("expected a distance in metres, found \(quoted(text))", at: value)
+        }
+        guard metres > 0 else { throw ConfigValueProblem("must be greater than 0 metres, found \(text)", at: value) }
+        return metres
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        return String(scalars[start...end])
+    }
+}
+
+extension DaemonConfiguration {
+    /// Sets `key` from an unchecked value. `base` resolves relative paths (a config file's directory).
+    mutating func set(_ key: ConfigKey, to value: RawConfigValue, relativeTo base: String?)
+        throws(ConfigValueProblem)
+    {
+        typealias P = ConfigValueParser
+        let isNull: Bool
+        if case .null = value.kind { isNull = true } else { isNull = false }
+        switch key {
+        case .scannerBackend: scanner.backend = try P.backend(value)
+        case .scannerAdapter: scanner.adapter = try P.adapter(value)
+        case .scannerCompanyID: scanner.companyID = try P.integer(value, in: 0...UInt16.max)
+        case .scannerReplay: scanner.replay = isNull ? nil : try P.path(value, relativeTo: base)
+        case .scannerSpeed: scanner.speed = try P.speed(value)
+        case .scannerLoop: scanner.loop = try P.bool(value)
+        case .scannerSilenceRestart: scanner.silenceRestart = try P.duration(value, allowZero: true)
+        case .remoteURL: remote.url = isNull ? nil : try P.url(value)
+        case .remotePollInterval: remote.pollInterval = try P.duration(value, allowZero: false)
+        case .remoteTimeout: remote.timeout = try P.duration(value, allowZero: false)
+        case .remoteStaleAfter: remote.staleAfter = try P.duration(value, allowZero: false)
+        case .remoteCAFile: remote.caFile = isNull ? nil : try P.readableFile(value, relativeTo: base)
+        case .remoteBearerTokenFile:
+            remote.bearerTokenFile = isNull ? nil : try P.readableFile(value, relativeTo: base)
+        case .fusionPolicy: fusion.policy = try P.policy(value)
+        case .fusionMinRSSI: fusion.minRSSI = try P.integer(value, in: -127...20)
+        case .fusionZones: fusion.zones = try P.zones(value)
+        case .fusionMaxTTL: fusion.maxTTL = try P.duration(value, allowZero: false)
+        case .fusionAllow: fusion.allow = try P.allowList(value)
+        case .fusionMaxDistance: fusion.maxDistance = isNull ? nil : try P.metres(value)
+        case .fusionMaxEntries: fusion.maxEntries = try P.integer(value, in: 1...1_000_000)
+        case .socketPath:
+            let path = try P.path(value, relativeTo: base)
+            guard path.utf8.count <= Socket.maxPathBytes else {
+                throw ConfigValueProblem(
+                    "\(P.quoted(path)) is \(path.utf8.count) bytes long; a Unix socket path holds at most "
+                        + "\(Socket.maxPathBytes)", at: value)
+            }
+            socket.path = path
+        case .socketMaxClients: socket.maxClients = try P.integer(value, in: 1...1_000_000)
+        case .stateDir: stateDir = try P.path(value, relativeTo: base)
+        case .logLevel: log.level = try P.logLevel(value)
+        case .recordPath: record.path = isNull ? nil : try P.path(value, relativeTo: base)
+        case .recordMaxMB: record.maxMB = try P.integer(value, in: 1...1_000_000)
+        case .recordKeep: record.keep = try P.integer(value, in: 0...1000)
+        }
+    }
+
+    /// The value of `key` as the config file would spell it; `~` for none.
+    func describe(_ key: ConfigKey) -> String {
+        func seconds(_ micros: Int64) -> String { DecimalText.format(micros: micros) }
+        func optional(_ text: String?) -> String { text ?? "~" }
+        switch key {
+        case .scannerBackend: return scanner.backend.rawValue
+        case .scannerAdapter: return scanner.adapter
+        case .scannerCompanyID: return "0x" + String(String(scanner.companyID, radix: 16, uppercase: true))
+        case .scannerReplay: return optional(scanner.replay)
+        case .scannerSpeed: return scanner.speed.description
+        case .scannerLoop: return String(scanner.loop)
+        case .scannerSilenceRestart: return seconds(scanner.silenceRestart)
+        case .remoteURL: return optional(remote.url)
+        case .remotePollInterval: return seconds(remote.pollInterval)
+        case .remoteTimeout: return seconds(remote.timeout)
+        case .remoteStaleAfter: return seconds(remote.staleAfter)
+        case .remoteCAFile: return optional(remote.caFile)
+        case .remoteBearerTokenFile: return optional(remote.bearerTokenFile)
+        case .fusionPolicy: return fusion.policy.rawValue
+        case .fusionMinRSSI: return String(fusion.minRSSI)
+        case .fusionZones: return "[" + fusion.zones.sorted().map(String.init).joined(separator: ",") + "]"
+        case .fusionMaxTTL: return seconds(fusion.maxTTL)
+        case .fusionAllow:
+            let entries = fusion.allow.addresses.sorted().map(\.description)
+                + fusion.allow.sourceIDs.sorted().map(String.init)
+            return "[" + entries.joined(separator: ",") + "]"
+        case .fusionMaxDistance: return fusion.maxDistance.map { String($0) } ?? "~"
+        case .fusionMaxEntries: return String(fusion.maxEntries)
+        case .socketPath: return socket.path
+        case .socketMaxClients: return String(socket.maxClients)
+        case .stateDir: return stateDir
+        case .logLevel: return log.level.rawValue
+        case .recordPath: return optional(record.path)
+        case .recordMaxMB: return String(record.maxMB)
+        case .recordKeep: return String(record.keep)
+        }
+    }
+
+    /// Takes `key`'s value from `other`.
+    mutating func copy(_ key: ConfigKey, from other: DaemonConfiguration) {
+        switch key {
+        case .scannerBackend: scanner.backend = other.scanner.backend
+        case .scannerAdapter: scanner.adapter = other.scanner.adapter
+        case .scannerCompanyID: scanner.companyID = other.scanner.companyID
+        case .scannerReplay: scanner.replay = other.scanner.replay
+        case .scannerSpeed: scanner.speed = other.scanner.speed
+        case .scannerLoop: scanner.loop = other.scanner.loop
+        case .scannerSilenceRestart: scanner.silenceRestart = other.scanner.silenceRestart
+        case .remoteURL: remote.url = other.remote.url
+        case .remotePollInterval: remote.pollInterval = other.remote.pollInterval
+        case .remoteTimeout: remote.timeout = other.remote.timeout
+        case .remoteStaleAfter: remote.staleAfter = other.remote.staleAfter
+        case .remoteCAFile: remote.caFile = other.remote.caFile
+        case .remoteBearerTokenFile: remote.bearerTokenFile = other.remote.bearerTokenFile
+        case .fusionPolicy: fusion.policy = other.fusion.policy
+        case .fusionMinRSSI: fusion.minRSSI = other.fusion.minRSSI
+        case .fusionZones: fusion.zones = other.fusion.zones
+        case .fusionMaxTTL: fusion.maxTTL = other.fusion.maxTTL
+        case .fusionAllow: fusion.allow = other.fusion.allow
+        case .fusionMaxDistance: fusion.maxDistance = other.fusion.maxDistance
+        case .fusionMaxEntries: fusion.maxEntries = other.fusion.maxEntries
+        case .socketPath: socket.path = other.socket.path
+        case .socketMaxClients: socket.maxClients = other.socket.maxClients
+        case .stateDir: stateDir = other.stateDir
+        case .logLevel: log.level = other.log.level
+        case .recordPath: record.path = other.record.path
+        case .recordMaxMB: record.maxMB = other.record.maxMB
+        case .recordKeep: record.keep = other.record.keep
+        }
+    }
+
+    /// Checks that need more than one key, once the file and the flags are both applied.
+    func crossCheck() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        if scanner.backend == .replay {
+            if let replay = scanner.replay {
+                do throws(ConfigValueProblem) {
+                    try ConfigValueParser.checkReadable(replay, value: nil)
+                } catch {
+                    problems.append(origins.problem(.scannerReplay, reason: error.reason))
+                }
+            } else {
+                var problem = origins.problem(
+                    .scannerBackend, reason: "scanner.replay (--replay) is required when scanner.backend is replay")
+                problem.key = ConfigKey.scannerReplay.rawValue
+                problems.append(problem)
+            }
+        }
+        return problems
+    }
+
+    /// Throws every cross-key problem.
+    func validate() throws(ConfigurationError) {
+        let problems = crossCheck()
+        if !problems.isEmpty { throw ConfigurationError(problems) }
+    }
+}

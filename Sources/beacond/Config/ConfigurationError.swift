@@ -1,0 +1,61 @@
+/// One thing wrong with a configuration: where it is and why.
+struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
+    /// The config file, when the value came from one.
+    var file: String?
+    /// The flag (`--policy`), when the value came from the command line.
+    var flag: String?
+    /// The dotted key (`fusion.policy`); nil for a problem with the file as a whole.
+    var key: String?
+    /// 1-based; nil when unknown (a flag, or a file that could not be read).
+    var line: Int?
+    var column: Int?
+    var reason: String
+
+    init(file: String? = nil, flag: String? = nil, key: String?, line: Int? = nil, column: Int? = nil,
+         reason: String)
+    {
+        self.file = file
+        self.flag = flag
+        self.key = key
+        self.line = line
+        self.column = column
+        self.reason = reason
+    }
+
+    /// `FILE:LINE:COLUMN: KEY: REASON`, or `--flag (KEY): REASON` for a flag.
+    var description: String {
+        var text = ""
+        if let file {
+            text += file
+            if let line {
+                text += ":\(line)"
+                if let column { text += ":\(column)" }
+            }
+            text += ": "
+        }
+        if let flag {
+            text += flag
+            if let key { text += " (\(key))" }
+            text += ": "
+        } else if let key {
+            text += key + ": "
+        }
+        return text + reason
+    }
+}
+
+/// A configuration that cannot be used. It lists every problem found, in file order.
+struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Never empty.
+    var problems: [ConfigurationProblem]
+
+    init(_ problems: [ConfigurationProblem]) {
+        precondition(!problems.isEmpty, "a configuration error needs a problem")
+        self.problems = problems
+    }
+
+    init(_ problem: ConfigurationProblem) { self.init([problem]) }
+
+    /// One problem per line.
+    var description: String { problems.map(\.description).joined(separator: "\n") }
+}
