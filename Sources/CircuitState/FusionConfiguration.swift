@@ -80,7 +80,7 @@ public struct FusionConfiguration: Hashable, Sendable {
     /// How long a signal with `ttl` seconds stays active; zero or less clears its key.
     func lifetime(ttl: UInt8) -> Int64 { min(Int64(ttl) * 1_000_000, maxTTL) }
 
-    func distance(smoothedRSSI: Double?, advertisedTXPower: Int8?) -> Double? {
+    public func distance(smoothedRSSI: Double?, advertisedTXPower: Int8?) -> Double? {
         guard let smoothedRSSI else { return nil }
         let reference = RSSIRanging.referencePower(configured: referencePower, advertisedTXPower: advertisedTXPower)
         return RSSIRanging.distance(rssi: smoothedRSSI, referencePower: reference, pathLossExponent: pathLossExponent)

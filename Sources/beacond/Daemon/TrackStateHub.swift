@@ -40,6 +40,9 @@ final class TrackStateHub: @unchecked Sendable {
     private let clock: EngineClock
     private let logger: Logger
     private var driver: TimelineDriver
+    /// A copy of the engine's configuration: publishing runs inside driver calls, so it must
+    /// not read the driver.
+    private var configuration: FusionConfiguration
     private(set) var directory = BeaconDirectory()
     private(set) var scanner: ScannerStatus
     private(set) var seq = 0
@@ -56,6 +59,8 @@ final class TrackStateHub: @unchecked Sendable {
     let startedAt = MonotonicClock.micros()
     /// Called after each published state message (systemd STATUS, for one).
     var onPublish: ((PublishedState, Int) -> Void)?
+    /// Add fields to the status line (the remote poller's health, for one).
+    var statusProviders: [(inout JSONWriter) -> Void] = []
 
     struct HubCounters {
         var signals = 0
@@ -82,6 +87,7 @@ final class TrackStateHub: @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
+        self.configuration = configuration
         scanner = ScannerStatus(backend: backend, state: .down)
         latest = PublishedState(time: clock.now(), decision: .undecided, changed: true)
         stateLine = ByteBuffer()
@@ -167,6 +173,7 @@ final class TrackStateHub: @unchecked Sendable {
     }
 
     func reconfigure(_ configuration: FusionConfiguration) {
+        self.configuration = configuration
         driver.modifyEngine { $0.reconfigure(configuration) }
         republish()
     }
@@ -210,7 +217,7 @@ final class TrackStateHub: @unchecked Sendable {
     /// scanner health, counters and uptime. `extra` adds fields (the server's own counters).
     func statusLine(extra: (inout JSONWriter) -> Void = { _ in }) -> [UInt8] {
         let now = clock.now()
-        let view = PublicationView(state: latest, directory: directory, scanner: scanner,
+        let view = PublicationView(state: latest, directory: directory, configuration: configuration, scanner: scanner,
                                    wallMicros: MonotonicClock.wallMicros())
         let engine = driver.engine
         return ProtocolMessages.line { writer in
@@ -226,15 +233,15 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("overrides")
             writer.beginArray()
             for override in engine.activeOverrides(at: now) {
-                ProtocolMessages.beacon(override: override, directory: directory.entry(for: override.key), now: now,
-                                        into: &writer)
+                ProtocolMessages.beacon(override: override, directory: directory.entry(for: override.key),
+                                        configuration: engine.configuration, now: now, into: &writer)
             }
             writer.endArray()
             writer.key("beacons")
             writer.beginArray()
             for entry in directory.recent {
                 ProtocolMessages.beacon(override: engine.activeOverride(for: entry.key, at: now), directory: entry,
-                                        now: now, into: &writer)
+                                        configuration: engine.configuration, now: now, into: &writer)
             }
             writer.endArray()
             writer.key("remote")
@@ -266,6 +273,7 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("subscribers"); writer.int(subscribers.count)
             writer.endObject()
             extra(&writer)
+            for provider in statusProviders { provider(&writer) }
         }
     }
 
@@ -281,7 +289,7 @@ final class TrackStateHub: @unchecked Sendable {
         lastPublicationKey = key
         seq += 1
         counters.published += 1
-        let view = PublicationView(state: state, directory: directory, scanner: scanner,
+        let view = PublicationView(state: state, directory: directory, configuration: configuration, scanner: scanner,
                                    wallMicros: MonotonicClock.wallMicros())
         let bytes = ProtocolMessages.line { writer in
             writer.key("type"); writer.string("state")
@@ -339,7 +347,8 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("type"); writer.string("beacon")
             writer.key("ts"); writer.seconds(micros: MonotonicClock.wallMicros())
             writer.key("beacon")
-            ProtocolMessages.beacon(override: override, directory: entry, now: now, into: &writer)
+            ProtocolMessages.beacon(override: override, directory: entry, configuration: configuration,
+                                    now: now, into: &writer)
         }
         let line = ByteBuffer(bytes: bytes)
         counters.beaconUpdates += 1

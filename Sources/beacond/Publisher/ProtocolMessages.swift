@@ -62,8 +62,8 @@ enum ProtocolMessages {
         writer.key("zone"); writer.int(state.zone)
         writer.key("beacon")
         if state.source == .beacon, let override = state.override {
-            beacon(override: override, directory: view.directory.entry(for: override.key), now: state.time,
-                   into: &writer)
+            beacon(override: override, directory: view.directory.entry(for: override.key),
+                   configuration: view.configuration, now: state.time, into: &writer)
         } else {
             writer.null()
         }
@@ -96,9 +96,11 @@ enum ProtocolMessages {
     }
 
     /// The one beacon shape. `override` is the engine's active entry for the key, if any;
-    /// `directory` what was last heard from it.
+    /// `directory` what was last heard from it; `configuration` gives the ranging model for a
+    /// beacon that is not an override.
     static func beacon(
-        override: ActiveOverride?, directory: BeaconDirectory.Entry?, now: Int64, into writer: inout JSONWriter
+        override: ActiveOverride?, directory: BeaconDirectory.Entry?, configuration: FusionConfiguration, now: Int64,
+        into writer: inout JSONWriter
     ) {
         guard let key = override?.key ?? directory?.key, let signal = override?.signal ?? directory?.signal else {
             return writer.null()
@@ -112,7 +114,10 @@ enum ProtocolMessages {
         writer.key("mode"); writer.string(signal.mode.name)
         writer.key("rssi"); writer.int(directory?.rssi ?? override?.rssi)
         writer.key("distance_m")
-        if let distance = override?.distance { writer.number(distance, decimals: 2) } else { writer.null() }
+        let heard = directory.flatMap {
+            configuration.distance(smoothedRSSI: $0.window.smoothedRSSI, advertisedTXPower: $0.txPower)
+        }
+        if let distance = override?.distance ?? heard { writer.number(distance, decimals: 2) } else { writer.null() }
         writer.key("seq"); writer.int(signal.sequence)
         writer.key("ttl"); writer.int(signal.ttl)
         writer.key("active"); writer.bool(override != nil)
@@ -133,6 +138,7 @@ enum ProtocolMessages {
 struct PublicationView {
     var state: PublishedState
     var directory: BeaconDirectory
+    var configuration: FusionConfiguration
     var scanner: ScannerStatus
     var wallMicros: Int64
 }

@@ -40,8 +40,12 @@ final class ReplayBackend: Service {
     }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            try await self.replay()
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await self.replay()
+            }
+        } catch is CancellationError {
+            // Shutdown while replaying or holding the final state: a clean stop.
         }
     }
 

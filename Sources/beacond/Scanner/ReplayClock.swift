@@ -33,8 +33,9 @@ final class ReplayClock: EngineClock, Sendable {
         return .microseconds(max(0, Int64((Double(time - now()) / factor).rounded(.up))))
     }
 
-    /// Maximum speed: the clock stands at the input being delivered.
+    /// Maximum speed: the clock stands at the input being delivered. A running clock ignores it.
     func jump(to time: Int64) {
+        guard case .maximum = speed else { return }
         anchor.withLock { anchor in
             if time > anchor.capture { anchor.capture = time }
         }

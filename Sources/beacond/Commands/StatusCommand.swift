@@ -1,0 +1,178 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Print the running daemon's state and beacon table once.",
+        discussion: """
+            Connects to the daemon's socket, reads the greeting, sends {"cmd":"status"} and prints \
+            the answer: the track mode, source and zone, remote and scanner health, the active \
+            overrides and the recently heard beacons. With --json, prints the status object as the \
+            daemon sent it (one line; see docs/protocol.md). Exits 1 when no daemon answers.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The daemon's socket.", valueName: "path"))
+    var socket = TrackStateServer.defaultPath
+
+    @Flag(help: "Print the raw status object (one JSON line).")
+    var json = false
+
+    @Option(help: ArgumentHelp("Seconds to wait for the daemon.", valueName: "seconds"))
+    var timeout = SecondsArgument(micros: 5_000_000)
+
+    func run() throws {
+        let status: TrackStateClient.Message
+        do {
+            status = try Self.fetchStatus(path: socket, timeout: Double(timeout.micros) / 1_000_000)
+        } catch {
+            FileHandle.standardError.write(Data("beacond status: error: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        if json {
+            print(status.text)
+        } else {
+            print(StatusReport.render(status.object), terminator: "")
+        }
+    }
+
+    /// Connects, reads hello and state, asks for the status and returns it.
+    static func fetchStatus(path: String, timeout: Double = 5) throws(TrackStateClient.ClientError)
+        -> TrackStateClient.Message {
+        let client = try TrackStateClient(path: path, timeout: timeout)
+        defer { client.close() }
+        _ = try client.handshake(timeout: timeout)
+        return try client.request(#"{"cmd":"status"}"#, reply: "status", timeout: timeout)
+    }
+}
+
+/// The readable form of a `{"type":"status"}` object. Every string from the daemon is escaped,
+/// so nothing that came from the network or the air can drive the terminal.
+enum StatusReport {
+    static func render(_ status: [String: Any]) -> String {
+        var out = ""
+        let state = status["state"] as? [String: Any] ?? [:]
+        var header = "beacond \(text(status["version"]))  protocol \(text(status["protocol"]))"
+        if let uptime = number(status["uptime_s"]) { header += "  up \(duration(uptime))" }
+        header += "  seq \(text(state["seq"]))"
+        out += header + "\n\n"
+
+        var mode = text(state["mode"]) + "  source " + text(state["source"])
+        if let zone = state["zone"], !(zone is NSNull) { mode += "  zone \(text(zone))" }
+        out += line("state", mode)
+        if let beacon = state["beacon"] as? [String: Any] {
+            out += line("", "beacon " + text(beacon["key"]))
+        }
+        out += line("remote", remote(status["remote"] as? [String: Any]))
+        if let remote = status["remote"] as? [String: Any], let error = remote["last_error"] as? String {
+            out += line("", "last error: " + TerminalText.escaped(error))
+        }
+        if let scanner = status["scanner"] as? [String: Any] {
+            out += line("scanner", text(scanner["backend"]) + " " + text(scanner["state"]))
+        }
+        if let server = status["server"] as? [String: Any] {
+            var clients = "\(text(server["clients"])) of \(text(server["max_clients"]))"
+            clients += ", \(text(server["rejected_clients"])) refused"
+            clients += ", \(text(server["dropped_lines"])) lines dropped"
+            clients += ", \(text(server["disconnected_slow"])) slow disconnected"
+            clients += ", \(text(server["errors"])) errors"
+            out += line("clients", clients)
+        }
+        if let counters = status["counters"] as? [String: Any] {
+            let names = ["signals", "accepted", "rejected_frames", "expired", "published", "remote_fetches",
+                         "remote_failures"]
+            out += line("counters", names.compactMap { name in counters[name].map { "\(name) \(text($0))" } }
+                .joined(separator: ", "))
+        }
+
+        let overrides = status["overrides"] as? [[String: Any]] ?? []
+        out += "\nactive overrides (\(overrides.count))\n"
+        if !overrides.isEmpty { out += table(overrides) }
+        let beacons = status["beacons"] as? [[String: Any]] ?? []
+        out += "\nbeacons heard (\(beacons.count))\n"
+        if !beacons.isEmpty { out += table(beacons) }
+        return out
+    }
+
+    /// The beacon table: one beacon shape, whether from `overrides` or `beacons`.
+    static func table(_ beacons: [[String: Any]]) -> String {
+        let headers = ["KEY", "KIND", "ZONE", "MODE", "RSSI", "DIST", "TTL LEFT", "SEQ", "LAST SEEN", "STATUS"]
+        let rightAligned: Set<Int> = [2, 4, 5, 6, 7, 8]
+        var rows = [headers]
+        for beacon in beacons {
+            var status = (beacon["active"] as? Bool ?? false) ? "active" : "heard"
+            if let rejected = beacon["rejected"] as? String { status = "rejected: " + TerminalText.escaped(rejected) }
+            rows.append([
+                text(beacon["key"]), text(beacon["kind"]), text(beacon["zone"]), text(beacon["mode"]),
+                number(beacon["rssi"]).map { "\(Int($0)) dBm" } ?? "-",
+                number(beacon["distance_m"]).map { String(format: "%.1f m", $0) } ?? "-",
+                number(beacon["ttl_left_s"]).map { String(format: "%.1f s", $0) } ?? "-",
+                text(beacon["seq"]),
+                number(beacon["last_seen_s"]).map { String(format: "%.1f s ago", $0) } ?? "-",
+                status,
+            ])
+        }
+        var widths = [Int](repeating: 0, count: headers.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        var out = ""
+        for row in rows {
+            var cells: [String] = []
+            for (index, cell) in row.enumerated() {
+                let pad = String(repeating: " ", count: widths[index] - cell.count)
+                cells.append(rightAligned.contains(index) ? pad + cell : cell + pad)
+            }
+            var rendered = "  " + cells.joined(separator: "  ")
+            while rendered.last == " " { rendered.removeLast() }
+            out += rendered + "\n"
+        }
+        return out
+    }
+
+    private static func remote(_ remote: [String: Any]?) -> String {
+        guard let remote else { return "none" }
+        var parts = [text(remote["mode"])]
+        if let reported = remote["reported_mode"] as? String, reported != remote["mode"] as? String {
+            parts.append("reported " + TerminalText.escaped(reported))
+        }
+        parts.append((remote["fresh"] as? Bool ?? false) ? "fresh" : "stale")
+        if remote["latched"] as? Bool ?? false { parts.append("latched") }
+        if let age = number(remote["age_s"]) { parts.append(String(format: "age %.1f s", age)) }
+        if let message = remote["message"] as? String, !message.isEmpty {
+            parts.append("\"" + TerminalText.escaped(message) + "\"")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    private static func line(_ label: String, _ value: String) -> String {
+        label.padding(toLength: 10, withPad: " ", startingAt: 0) + value + "\n"
+    }
+
+    /// A JSON value as text: strings escaped, null as "-".
+    private static func text(_ value: Any?) -> String {
+        switch value {
+        case nil, is NSNull: "-"
+        case let string as String: TerminalText.escaped(string)
+        case let number as NSNumber: number.stringValue
+        case let other?: TerminalText.escaped("\(other)")
+        }
+    }
+
+    private static func number(_ value: Any?) -> Double? {
+        guard let number = value as? NSNumber else { return nil }
+        return number.doubleValue
+    }
+
+    private static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds)
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        if hours > 0 { return "\(hours)h\(String(format: "%02d", minutes))m\(String(format: "%02d", secs))s" }
+        if minutes > 0 { return "\(minutes)m\(String(format: "%02d", secs))s" }
+        return String(format: "%.1fs", seconds)
+    }
+}

@@ -1,0 +1,69 @@
+import NIOCore
+
+/// Per-client limits of the socket server (docs/protocol.md, "Limits").
+struct ClientLimits: Sendable {
+    /// Longest inbound line, bytes, the "\n" excluded.
+    var maxLineLength = LineFrameDecoder.defaultMaxLength
+    /// Error answers after which a connection is closed.
+    var maxErrors = 10
+    /// Channel write buffer: above `high` bytes the client counts as backed up (not writable),
+    /// below `low` it is writable again.
+    var writeBufferLow = 8 * 1024
+    var writeBufferHigh = 32 * 1024
+    /// Beacon updates held for a backed-up client; more are dropped (and counted).
+    var maxQueuedBeacons = 64
+    /// Replies held for a backed-up client, bytes. A client over it is disconnected.
+    var maxQueuedReplyBytes = 256 * 1024
+    /// A client that had to lose updates (dropped beacons, coalesced states) and has not
+    /// caught up within this time is disconnected.
+    var slowClientTimeout: TimeAmount = .seconds(5)
+    /// ... or that lost this many beacon updates in a row without catching up.
+    var maxConsecutiveDrops = 1000
+    /// How long shutdown waits for a client to take its `bye` before closing it anyway.
+    var byeTimeout: TimeAmount = .milliseconds(500)
+
+    init() {}
+
+    var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
+        .init(low: max(1, min(writeBufferLow, writeBufferHigh)), high: max(1, writeBufferHigh))
+    }
+}
+
+/// The server's counters, reported as the `server` object of a status reply.
+/// Confined to the hub's event loop, like everything the server does.
+final class ServerCounters {
+    /// Connections accepted over the lifetime of the server (rejected ones excluded).
+    var accepted = 0
+    /// Clients connected now.
+    var clients = 0
+    /// Connections refused because `max_clients` were connected.
+    var rejectedClients = 0
+    /// Beacon update lines dropped for backed-up clients.
+    var droppedLines = 0
+    /// State lines replaced by a newer one before a backed-up client took them.
+    var coalescedStates = 0
+    /// Clients disconnected because they stayed over their queue cap.
+    var disconnectedSlow = 0
+    /// Clients disconnected after `max_errors` errors.
+    var disconnectedAbuse = 0
+    /// Error lines sent.
+    var errors = 0
+    /// The most lines (and bytes) any one client had waiting in its queue (beyond the channel buffer).
+    var peakQueuedLines = 0
+    var peakQueuedBytes = 0
+
+    func write(into writer: inout JSONWriter, maxClients: Int) {
+        writer.beginObject()
+        writer.key("clients"); writer.int(clients)
+        writer.key("max_clients"); writer.int(maxClients)
+        writer.key("accepted"); writer.int(accepted)
+        writer.key("rejected_clients"); writer.int(rejectedClients)
+        writer.key("dropped_lines"); writer.int(droppedLines)
+        writer.key("coalesced_states"); writer.int(coalescedStates)
+        writer.key("disconnected_slow"); writer.int(disconnectedSlow)
+        writer.key("disconnected_abuse"); writer.int(disconnectedAbuse)
+        writer.key("errors"); writer.int(errors)
+        writer.key("peak_queued_lines"); writer.int(peakQueuedLines)
+        writer.endObject()
+    }
+}
