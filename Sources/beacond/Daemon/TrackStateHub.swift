@@ -56,6 +56,10 @@ final class TrackStateHub: @unchecked Sendable {
     private var timerDeadline: Int64?
     private var suspendCheck: RepeatedTask?
     private(set) var counters = HubCounters()
+    /// A replay at maximum speed is delivering inputs: evaluate a timestamp's inputs together,
+    /// when the next timestamp arrives, as `replay --timeline` does. Otherwise every input is
+    /// evaluated at once.
+    private var groupsInputs = false
     let startedAt = MonotonicClock.micros()
     /// Called after each published state message (systemd STATUS, for one).
     var onPublish: ((PublishedState, Int) -> Void)?
@@ -129,7 +133,7 @@ final class TrackStateHub: @unchecked Sendable {
             outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, at: now)
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
-        if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }
+        if !groupsInputs { driver.settle(emit: publish) }
         if beaconSubscribers > 0 {
             publishBeacon(OverrideKey(signal: signal, address: address), at: now)
         }
@@ -145,14 +149,14 @@ final class TrackStateHub: @unchecked Sendable {
         eventLoop.assertInEventLoop()
         let now = time ?? clock.now()
         driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
-        if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }
+        if !groupsInputs { driver.settle(emit: publish) }
         rescheduleTimer()
     }
 
     func remoteFailed(reason: String, at time: Int64? = nil) {
         let now = time ?? clock.now()
         driver.input(at: now, emit: publish) { $0.remoteFailed(at: now, reason: reason) }
-        if clock.realDelay(until: now) != nil { driver.settle(emit: publish) }
+        if !groupsInputs { driver.settle(emit: publish) }
         rescheduleTimer()
     }
 
@@ -186,8 +190,15 @@ final class TrackStateHub: @unchecked Sendable {
         republish()
     }
 
-    /// Replay at maximum speed: evaluates every pending expiry and staleness, then holds.
+    /// Replay at maximum speed starts: inputs sharing a timestamp are evaluated together.
+    func beginTimeline() {
+        groupsInputs = true
+    }
+
+    /// Replay at maximum speed ends: evaluates every pending expiry and staleness, then holds;
+    /// later inputs (remote fetches) are evaluated at once again.
     func finishTimeline() {
+        groupsInputs = false
         driver.finish(emit: publish)
         rescheduleTimer()
     }

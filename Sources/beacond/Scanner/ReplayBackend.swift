@@ -51,6 +51,7 @@ final class ReplayBackend: Service {
 
     private func replay() async throws {
         await hop { $0.setScanner(.up) }
+        if case .maximum = clock.speed { await hop { $0.beginTimeline() } }
         var offset: Int64 = 0
         var pass = 0
         repeat {

@@ -1,0 +1,96 @@
+import ArgumentParser
+
+/// `beacond bench-daemon`: the speed targets of the daemon (issue 4, "Speed (benchmark)"),
+/// measured on the real path: reports hop onto the hub's event loop and into `hub.ingest`, the
+/// real `TrackStateServer` fans changes out over a real Unix socket, and client threads read them.
+///
+/// 1. Latency: `--rate` reports/s for `--duration` s with `--subscribers` connected; every 10 ms
+///    one report changes the published state. Submit to each subscriber's read: p99 < 1 ms.
+/// 2. Fan-out: `--fanout-changes` changes 100 ms apart to `--fanout-subscribers`: p99 < 50 ms.
+/// 3. Idle: the daemon binary replays a small capture at max speed, then holds its state with
+///    10 subscribers: CPU over `--idle-seconds` < 1 %, RSS < 30 MB.
+struct BenchDaemonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-daemon",
+        abstract: "Benchmark the daemon's latency, fan-out and idle cost (run a release build).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "Seconds of load in the latency run.")
+    var duration: Double = 5
+
+    @Option(help: "Reports per second in the latency run.")
+    var rate: Int = 10_000
+
+    @Option(help: "Subscribers connected in the latency run.")
+    var subscribers: Int = 100
+
+    @Option(name: .customLong("fanout-subscribers"), help: "Subscribers in the fan-out run.")
+    var fanoutSubscribers: Int = 1_000
+
+    @Option(name: .customLong("fanout-changes"), help: "State changes, 100 ms apart, in the fan-out run.")
+    var fanoutChanges: Int = 50
+
+    @Option(name: .customLong("idle-seconds"), help: "Seconds the idle daemon is watched.")
+    var idleSeconds: Double = 10
+
+    @Option(help: "Runs to do: all, latency, fanout or idle (comma-separated).")
+    var only: String = "all"
+
+    func validate() throws {
+        guard duration > 0, rate > 0, subscribers > 0, fanoutSubscribers > 0, fanoutChanges > 0, idleSeconds > 0 else {
+            throw ValidationError("every figure must be positive")
+        }
+        let known: Set<Substring> = ["all", "latency", "fanout", "idle"]
+        guard only.split(separator: ",").allSatisfy({ known.contains($0) }) else {
+            throw ValidationError("--only takes all, latency, fanout or idle")
+        }
+    }
+
+    func run() throws {
+        let runs = Set(only.split(separator: ",").map(String.init))
+        func wanted(_ name: String) -> Bool { runs.contains("all") || runs.contains(name) }
+        var missed: [String] = []
+        #if DEBUG
+        print("warning: a debug build; the figures mean something only in release (swift build -c release)")
+        #endif
+        print("beacond bench-daemon: \(BenchProc.read("/proc/cpuinfo").map { Self.cores($0) } ?? "?") cores, load \(BenchProc.loadAverage())")
+
+        if wanted("latency") {
+            let result = try LatencyBench.run(subscribers: subscribers, rate: rate, duration: duration)
+            print("latency   \(result.subscribers) subscribers, \(result.rate) reports/s for \(format(result.duration, decimals: 1)) s")
+            print("          \(result.reports) reports submitted, \(result.ingested) ingested, achieved \(Int(result.achievedRate)) reports/s; producer lag \(result.producerLag.map { "p99 \(BenchStats.ms($0.p99)) max \(BenchStats.ms($0.max))" } ?? "-")")
+            print("          \(result.changes) changes (\(result.published) published in all), \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \(result.unexpected), disconnected \(result.disconnected)")
+            print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
+            print("          submit → read: \(result.stats?.line ?? "none observed")")
+            print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
+            print("          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \(result.met ? "met" : "MISSED")")
+            if !result.met { missed.append("latency") }
+        }
+
+        if wanted("fanout") {
+            let result = try FanOutBench.run(subscribers: fanoutSubscribers, changes: fanoutChanges)
+            print("fan-out   \(result.subscribers) subscribers (connected in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart")
+            print("          \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), disconnected \(result.disconnected)")
+            print("          submit → read: \(result.stats?.line ?? "none observed")")
+            print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
+            print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
+            if !result.met { missed.append("fan-out") }
+        }
+
+        if wanted("idle") {
+            let result = try IdleBench.run(subscribers: 10, seconds: idleSeconds)
+            print("idle      beacond run (pid \(result.pid), \(result.threads) threads), replay at max speed done in \(format(result.replaySeconds, decimals: 2)) s, \(result.subscribers) subscribers, watched \(format(result.seconds, decimals: 1)) s")
+            print("          CPU \(format(result.cpuPercent, decimals: 2)) % (\(result.cpuTicks) ticks), wakeups \(result.switches) (\(format(Double(result.switches) / result.seconds, decimals: 1))/s): \(result.busiest.map { "\($0.name) \($0.switches)" }.joined(separator: ", "))")
+            print("          RSS \(format(Double(result.rssKB) / 1024, decimals: 1)) MB (peak \(format(Double(result.peakRSSKB) / 1024, decimals: 1)) MB); exit after SIGTERM: \(result.exitStatus.map { String($0) } ?? "still running, killed")")
+            print("          target CPU < 1 %: \(result.cpuMet ? "met" : "MISSED"); RSS < 30 MB: \(result.rssMet ? "met" : "MISSED")")
+            if !result.cpuMet { missed.append("idle CPU") }
+            if !result.rssMet { missed.append("idle RSS") }
+        }
+        print(missed.isEmpty ? "all targets met" : "missed: \(missed.joined(separator: ", "))")
+    }
+
+    private static func cores(_ cpuinfo: String) -> String {
+        String(cpuinfo.split(separator: "\n").filter { $0.hasPrefix("processor") }.count)
+    }
+}
