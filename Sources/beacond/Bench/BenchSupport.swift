@@ -128,7 +128,7 @@ enum BenchProc {
     static func statusField(_ key: String, path: String) -> Int? {
         guard let text = read(path) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
-            let value = line.dropFirst(key.count + 1).split(separator: " ", omittingEmptySubsequences: true).first
+            let value = line.dropFirst(key.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
             return value.flatMap { Int($0) }
         }
         return nil
@@ -241,12 +241,16 @@ final class BenchSubscriberReader: @unchecked Sendable {
     }
 
     /// Latencies of every pair seen, against `submitted[k - 1]`; and per change, the latency of
-    /// its last subscriber (changes seen by every subscriber only).
-    func latencies(submitted: UnsafeMutablePointer<Int64>) -> (pairs: [Int64], lastSubscriber: [Int64]) {
+    /// its first subscriber and of its last (changes seen by every subscriber only).
+    func latencies(submitted: UnsafeMutablePointer<Int64>)
+        -> (pairs: [Int64], firstSubscriber: [Int64], lastSubscriber: [Int64])
+    {
         var pairs: [Int64] = []
         pairs.reserveCapacity(descriptors.count * changes)
+        var firstSubscriber: [Int64] = []
         var lastSubscriber: [Int64] = []
         for change in 0..<changes {
+            var earliest = Int64.max
             var latest: Int64 = 0
             var complete = true
             for subscriber in 0..<descriptors.count {
@@ -254,11 +258,13 @@ final class BenchSubscriberReader: @unchecked Sendable {
                 if arrival == 0 { complete = false; continue }
                 let latency = arrival - submitted[change]
                 pairs.append(latency)
+                earliest = min(earliest, latency)
                 latest = max(latest, latency)
             }
+            if earliest != .max { firstSubscriber.append(earliest) }
             if complete { lastSubscriber.append(latest) }
         }
-        return (pairs, lastSubscriber)
+        return (pairs, firstSubscriber, lastSubscriber)
     }
 
     private func run() {

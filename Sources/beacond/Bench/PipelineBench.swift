@@ -69,6 +69,20 @@ final class BenchPipeline: @unchecked Sendable {
         hub.eventLoop.execute { hub.ingest(signal, address: address, rssi: rssi, txPower: nil) }
     }
 
+    /// A state-changing report, submitted like any other; the closure also stamps when the loop
+    /// picked it up and when `ingest` (which writes the change to every subscriber) returned.
+    func submitChange(_ change: Int, timeline: BenchTimeline) {
+        let hub = hub
+        let signal = Self.changeSignal(change)
+        let slot = change - 1
+        timeline.submitted[slot] = BenchClock.nanos()
+        hub.eventLoop.execute {
+            timeline.pickedUp[slot] = BenchClock.nanos()
+            hub.ingest(signal, address: Self.changingAddress, rssi: -55, txPower: nil)
+            timeline.fannedOut[slot] = BenchClock.nanos()
+        }
+    }
+
     /// Every background beacon heard once; returns the seq published afterwards.
     func warmUp() throws -> Int {
         try onLoop { [hub] in
@@ -128,6 +142,9 @@ struct BenchFailure: Error, CustomStringConvertible {
 /// Submission times of the state-changing reports, written by the producer thread.
 final class BenchTimeline: @unchecked Sendable {
     let submitted: UnsafeMutablePointer<Int64>
+    /// Written on the event loop: when the change's task started, and when its `ingest` returned.
+    let pickedUp: UnsafeMutablePointer<Int64>
+    let fannedOut: UnsafeMutablePointer<Int64>
     let capacity: Int
     var changes = 0
     var reports = 0
@@ -140,9 +157,26 @@ final class BenchTimeline: @unchecked Sendable {
         self.capacity = max(1, capacity)
         submitted = .allocate(capacity: self.capacity)
         submitted.initialize(repeating: 0, count: self.capacity)
+        pickedUp = .allocate(capacity: self.capacity)
+        pickedUp.initialize(repeating: 0, count: self.capacity)
+        fannedOut = .allocate(capacity: self.capacity)
+        fannedOut.initialize(repeating: 0, count: self.capacity)
     }
 
-    deinit { submitted.deallocate() }
+    deinit {
+        submitted.deallocate()
+        pickedUp.deallocate()
+        fannedOut.deallocate()
+    }
+
+    /// Submit → loop pickup, and pickup → `ingest` returned (engine, encoding, and the writes to
+    /// every subscriber), over the first `count` changes.
+    func breakdown(_ count: Int) -> (pickup: BenchStats?, ingest: BenchStats?) {
+        let range = 0..<min(count, capacity)
+        let pickup = range.filter { pickedUp[$0] != 0 }.map { pickedUp[$0] - submitted[$0] }
+        let ingest = range.filter { fannedOut[$0] != 0 }.map { fannedOut[$0] - pickedUp[$0] }
+        return (BenchStats(pickup), BenchStats(ingest))
+    }
 }
 
 // MARK: Latency under load
@@ -159,7 +193,10 @@ struct LatencyResult {
     var observed: Int
     var published: Int
     var stats: BenchStats?
+    var firstSubscriber: BenchStats?
     var lastSubscriber: BenchStats?
+    var pickup: BenchStats?
+    var ingest: BenchStats?
     var loopCPU: Double?
     var coalesced: Int
     var wrongMode: Int
@@ -208,9 +245,7 @@ enum LatencyBench {
                 timeline.lags.append(now - due)
                 if (index + 1) % changeEvery == 0, change < changes {
                     change += 1
-                    let signal = BenchPipeline.changeSignal(change)
-                    timeline.submitted[change - 1] = BenchClock.nanos()
-                    pipeline.submit(signal, address: BenchPipeline.changingAddress, rssi: -55)
+                    pipeline.submitChange(change, timeline: timeline)
                 } else {
                     let (signal, address) = BenchPipeline.backgroundSignal(index % BenchPipeline.backgroundBeacons)
                     pipeline.submit(signal, address: address, rssi: Int8(-60 - index % 11))
@@ -230,7 +265,8 @@ enum LatencyBench {
         reader.stop()
         let figures = try pipeline.figures()
 
-        let (pairs, last) = reader.latencies(submitted: timeline.submitted)
+        let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
+        let (pickup, ingest) = timeline.breakdown(changes)
         var loopCPU: Double?
         if let a = loopTicksBefore, let b = loopTicksAfter {
             loopCPU = Double(b - a) / BenchProc.ticksPerSecond / (Double(after - before) / 1e9) * 100
@@ -241,7 +277,8 @@ enum LatencyBench {
             achievedRate: Double(timeline.reports) / (Double(ingestedAt - timeline.startedAt) / 1e9),
             producerLag: BenchStats(timeline.lags), changes: timeline.changes,
             observed: reader.observed.load(ordering: .relaxed), published: figures.published,
-            stats: BenchStats(pairs), lastSubscriber: BenchStats(last), loopCPU: loopCPU,
+            stats: BenchStats(pairs), firstSubscriber: BenchStats(first), lastSubscriber: BenchStats(last),
+            pickup: pickup, ingest: ingest, loopCPU: loopCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode, unexpected: reader.unexpectedSeq,
             disconnected: reader.closedEarly + figures.disconnectedSlow)
     }
@@ -255,7 +292,10 @@ struct FanOutResult {
     var observed: Int
     var connectSeconds: Double
     var stats: BenchStats?
+    var firstSubscriber: BenchStats?
     var lastSubscriber: BenchStats?
+    var pickup: BenchStats?
+    var ingest: BenchStats?
     var coalesced: Int
     var wrongMode: Int
     var disconnected: Int
@@ -285,18 +325,18 @@ enum FanOutBench {
         let start = BenchClock.nanos() + 20_000_000
         for change in 1...max(1, changes) {
             BenchClock.sleep(until: start + Int64(Double(change - 1) * spacing * 1e9))
-            let signal = BenchPipeline.changeSignal(change)
-            timeline.submitted[change - 1] = BenchClock.nanos()
-            pipeline.submit(signal, address: BenchPipeline.changingAddress, rssi: -55)
+            pipeline.submitChange(change, timeline: timeline)
         }
         _ = try pipeline.onLoop { 0 }
         reader.waitForAll(deadline: BenchClock.nanos() + 3_000_000_000)
         reader.stop()
         let figures = try pipeline.figures()
-        let (pairs, last) = reader.latencies(submitted: timeline.submitted)
+        let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
+        let (pickup, ingest) = timeline.breakdown(changes)
         return FanOutResult(
             subscribers: subscribers, changes: changes, observed: reader.observed.load(ordering: .relaxed),
-            connectSeconds: connectSeconds, stats: BenchStats(pairs), lastSubscriber: BenchStats(last),
+            connectSeconds: connectSeconds, stats: BenchStats(pairs), firstSubscriber: BenchStats(first),
+            lastSubscriber: BenchStats(last), pickup: pickup, ingest: ingest,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode,
             disconnected: reader.closedEarly + figures.disconnectedSlow)
     }

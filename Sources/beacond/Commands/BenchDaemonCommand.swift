@@ -63,7 +63,10 @@ struct BenchDaemonCommand: ParsableCommand {
             print("          \(result.changes) changes (\(result.published) published in all), \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \(result.unexpected), disconnected \(result.disconnected)")
             print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
             print("          submit → read: \(result.stats?.line ?? "none observed")")
+            print("          first subscriber per change: \(result.firstSubscriber?.line ?? "-")")
             print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
+            print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
+            print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
             print("          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("latency") }
         }
@@ -73,7 +76,10 @@ struct BenchDaemonCommand: ParsableCommand {
             print("fan-out   \(result.subscribers) subscribers (connected in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart")
             print("          \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), disconnected \(result.disconnected)")
             print("          submit → read: \(result.stats?.line ?? "none observed")")
+            print("          first subscriber per change: \(result.firstSubscriber?.line ?? "-")")
             print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
+            print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
+            print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
             print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("fan-out") }
         }

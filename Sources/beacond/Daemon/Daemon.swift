@@ -112,6 +112,26 @@ final class Daemon {
     /// Runs until SIGTERM or SIGINT, then shuts down: sources stop, clients are told `bye`, the
     /// socket file is removed (unless systemd owns it).
     func run() async throws {
+        // Trap the signals before anything listens, so a SIGTERM, SIGINT or SIGHUP that comes
+        // early is handled like any other instead of killing the process.
+        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
+        var services: [any Service] = [ReloadService(daemon: self, signals: reloadSignals)]
+        if let backend { services.append(backend) }
+        if let poller { services.append(poller) }
+        if let interval = SystemdNotifier.watchdogInterval() {
+            services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
+        }
+        let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
+        let logger = logger
+        let stopper = Task {
+            for await signal in stopSignals {
+                logger.info("\(signal): shutting down")
+                await serviceGroup.triggerGracefulShutdown()
+            }
+        }
+        defer { stopper.cancel() }
+
         let hub = hub
         let notifier = notifier
         let poller = poller
@@ -130,14 +150,6 @@ final class Daemon {
         logger.info("beacond \(Beacond.version) listening on \(configuration.socket.path), backend \(configuration.scanner.backend.rawValue)\(configuration.remote.url.map { ", remote \($0)" } ?? "")")
         _ = notifier.ready(status: "listening on \(configuration.socket.path)")
 
-        var services: [any Service] = [ReloadService(daemon: self)]
-        if let backend { services.append(backend) }
-        if let poller { services.append(poller) }
-        if let interval = SystemdNotifier.watchdogInterval() {
-            services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
-        }
-        let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         var failure: Error?
         do {
             try await serviceGroup.run()
@@ -188,13 +200,13 @@ final class Daemon {
         logger.info("config reloaded: \(summary)")
     }
 
-    /// Trap SIGHUP for reloads, until a graceful shutdown.
+    /// SIGHUP reloads, until a graceful shutdown.
     private struct ReloadService: Service {
         let daemon: Daemon
+        let signals: UnixSignalsSequence
 
         func run() async throws {
-            let signals = await UnixSignalsSequence(trapping: .sighup)
-            try await cancelWhenGracefulShutdown {
+            await cancelWhenGracefulShutdown {
                 for await _ in signals {
                     _ = daemon.notifier.reloading()
                     await daemon.reload()

@@ -130,8 +130,8 @@ struct StderrLogHandler: LogHandler {
             text = TimeFormat.iso8601(micros: clock()) + " " + level.rawValue + " "
         }
         text += TerminalText.escaped(label) + ": " + TerminalText.escaped(message)
-        for key in metadata.keys.sorted() {
-            text += " " + Self.token(key) + "=" + Self.token(Self.render(metadata[key]!))
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            text += " " + Self.token(key) + "=" + Self.token(Self.render(value))
         }
         return text + "\n"
     }
