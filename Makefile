@@ -59,6 +59,8 @@ demo: build
 bench: deps-bench
 	$(SWIFT) run -c release --scratch-path .build-bench beacond-bench
 	.build-bench/release/beacond-bench --engine
+	$(SWIFT) build -c release --product beacond
+	.build/release/beacond bench-daemon
 
 # Streams a 1 GB capture through `beacond replay` and prints its peak memory.
 BIG_CAPTURE := /tmp/beacond-1g.btsnoop

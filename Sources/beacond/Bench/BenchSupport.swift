@@ -15,6 +15,13 @@ enum BenchClock {
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 
+    /// The calling thread's CPU time, nanoseconds.
+    static func threadCPUNanos() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
     /// Sleeps until CLOCK_MONOTONIC reaches `deadline` (nanoseconds).
     static func sleep(until deadline: Int64) {
         var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))

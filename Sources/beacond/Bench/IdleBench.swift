@@ -17,6 +17,9 @@ struct IdleResult {
     /// Threads that woke during the window: name, context switches, CPU ticks.
     var busiest: [(name: String, switches: Int, ticks: Int)]
     var rssKB: Int
+    /// Anonymous memory (the daemon's own heap and stacks) and file pages (mapped code, mostly shared).
+    var anonKB: Int
+    var fileKB: Int
     var peakRSSKB: Int
     var exitStatus: Int32?
 
@@ -102,6 +105,8 @@ enum IdleBench {
         let threadsAfter = BenchProc.threads(of: pid)
         let rss = BenchProc.statusField("VmRSS", path: "/proc/\(pid)/status") ?? -1
         let peak = BenchProc.statusField("VmHWM", path: "/proc/\(pid)/status") ?? -1
+        let anon = BenchProc.statusField("RssAnon", path: "/proc/\(pid)/status") ?? -1
+        let file = BenchProc.statusField("RssFile", path: "/proc/\(pid)/status") ?? -1
 
         var switches = 0
         var busiest: [(name: String, switches: Int, ticks: Int)] = []
@@ -128,7 +133,7 @@ enum IdleBench {
             pid: pid, subscribers: subscribers, seconds: elapsed, replaySeconds: replaySeconds,
             cpuPercent: Double(ticksAfter - ticksBefore) / BenchProc.ticksPerSecond / elapsed * 100,
             cpuTicks: ticksAfter - ticksBefore, switches: switches, threads: threadsAfter.count,
-            busiest: Array(busiest.prefix(4)), rssKB: rss, peakRSSKB: peak, exitStatus: exitStatus)
+            busiest: Array(busiest.prefix(4)), rssKB: rss, anonKB: anon, fileKB: file, peakRSSKB: peak, exitStatus: exitStatus)
     }
 
     /// This very binary.

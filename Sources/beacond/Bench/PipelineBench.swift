@@ -77,9 +77,11 @@ final class BenchPipeline: @unchecked Sendable {
         let slot = change - 1
         timeline.submitted[slot] = BenchClock.nanos()
         hub.eventLoop.execute {
+            let cpu = BenchClock.threadCPUNanos()
             timeline.pickedUp[slot] = BenchClock.nanos()
             hub.ingest(signal, address: Self.changingAddress, rssi: -55, txPower: nil)
             timeline.fannedOut[slot] = BenchClock.nanos()
+            timeline.ingestCPU[slot] = BenchClock.threadCPUNanos() - cpu
         }
     }
 
@@ -145,6 +147,8 @@ final class BenchTimeline: @unchecked Sendable {
     /// Written on the event loop: when the change's task started, and when its `ingest` returned.
     let pickedUp: UnsafeMutablePointer<Int64>
     let fannedOut: UnsafeMutablePointer<Int64>
+    /// The loop thread's CPU time spent in that `ingest`.
+    let ingestCPU: UnsafeMutablePointer<Int64>
     let capacity: Int
     var changes = 0
     var reports = 0
@@ -161,21 +165,24 @@ final class BenchTimeline: @unchecked Sendable {
         pickedUp.initialize(repeating: 0, count: self.capacity)
         fannedOut = .allocate(capacity: self.capacity)
         fannedOut.initialize(repeating: 0, count: self.capacity)
+        ingestCPU = .allocate(capacity: self.capacity)
+        ingestCPU.initialize(repeating: 0, count: self.capacity)
     }
 
     deinit {
         submitted.deallocate()
         pickedUp.deallocate()
         fannedOut.deallocate()
+        ingestCPU.deallocate()
     }
 
     /// Submit → loop pickup, and pickup → `ingest` returned (engine, encoding, and the writes to
     /// every subscriber), over the first `count` changes.
-    func breakdown(_ count: Int) -> (pickup: BenchStats?, ingest: BenchStats?) {
+    func breakdown(_ count: Int) -> (pickup: BenchStats?, ingest: BenchStats?, ingestCPU: BenchStats?) {
         let range = 0..<min(count, capacity)
-        let pickup = range.filter { pickedUp[$0] != 0 }.map { pickedUp[$0] - submitted[$0] }
-        let ingest = range.filter { fannedOut[$0] != 0 }.map { fannedOut[$0] - pickedUp[$0] }
-        return (BenchStats(pickup), BenchStats(ingest))
+        let done = range.filter { fannedOut[$0] != 0 }
+        return (BenchStats(done.map { pickedUp[$0] - submitted[$0] }),
+                BenchStats(done.map { fannedOut[$0] - pickedUp[$0] }), BenchStats(done.map { ingestCPU[$0] }))
     }
 }
 
@@ -197,6 +204,7 @@ struct LatencyResult {
     var lastSubscriber: BenchStats?
     var pickup: BenchStats?
     var ingest: BenchStats?
+    var ingestCPU: BenchStats?
     var loopCPU: Double?
     var coalesced: Int
     var wrongMode: Int
@@ -266,7 +274,7 @@ enum LatencyBench {
         let figures = try pipeline.figures()
 
         let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
-        let (pickup, ingest) = timeline.breakdown(changes)
+        let (pickup, ingest, ingestCPU) = timeline.breakdown(changes)
         var loopCPU: Double?
         if let a = loopTicksBefore, let b = loopTicksAfter {
             loopCPU = Double(b - a) / BenchProc.ticksPerSecond / (Double(after - before) / 1e9) * 100
@@ -278,7 +286,7 @@ enum LatencyBench {
             producerLag: BenchStats(timeline.lags), changes: timeline.changes,
             observed: reader.observed.load(ordering: .relaxed), published: figures.published,
             stats: BenchStats(pairs), firstSubscriber: BenchStats(first), lastSubscriber: BenchStats(last),
-            pickup: pickup, ingest: ingest, loopCPU: loopCPU,
+            pickup: pickup, ingest: ingest, ingestCPU: ingestCPU, loopCPU: loopCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode, unexpected: reader.unexpectedSeq,
             disconnected: reader.closedEarly + figures.disconnectedSlow)
     }
@@ -296,6 +304,7 @@ struct FanOutResult {
     var lastSubscriber: BenchStats?
     var pickup: BenchStats?
     var ingest: BenchStats?
+    var ingestCPU: BenchStats?
     var coalesced: Int
     var wrongMode: Int
     var disconnected: Int
@@ -332,11 +341,11 @@ enum FanOutBench {
         reader.stop()
         let figures = try pipeline.figures()
         let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
-        let (pickup, ingest) = timeline.breakdown(changes)
+        let (pickup, ingest, ingestCPU) = timeline.breakdown(changes)
         return FanOutResult(
             subscribers: subscribers, changes: changes, observed: reader.observed.load(ordering: .relaxed),
             connectSeconds: connectSeconds, stats: BenchStats(pairs), firstSubscriber: BenchStats(first),
-            lastSubscriber: BenchStats(last), pickup: pickup, ingest: ingest,
+            lastSubscriber: BenchStats(last), pickup: pickup, ingest: ingest, ingestCPU: ingestCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode,
             disconnected: reader.closedEarly + figures.disconnectedSlow)
     }

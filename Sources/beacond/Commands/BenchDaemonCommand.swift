@@ -67,6 +67,7 @@ struct BenchDaemonCommand: ParsableCommand {
             print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
             print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
             print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
+            print("          ... of which loop CPU: \(result.ingestCPU?.line ?? "-")")
             print("          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("latency") }
         }
@@ -80,6 +81,7 @@ struct BenchDaemonCommand: ParsableCommand {
             print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
             print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
             print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
+            print("          ... of which loop CPU: \(result.ingestCPU?.line ?? "-")")
             print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("fan-out") }
         }
@@ -88,7 +90,7 @@ struct BenchDaemonCommand: ParsableCommand {
             let result = try IdleBench.run(subscribers: 10, seconds: idleSeconds)
             print("idle      beacond run (pid \(result.pid), \(result.threads) threads), replay at max speed done in \(format(result.replaySeconds, decimals: 2)) s, \(result.subscribers) subscribers, watched \(format(result.seconds, decimals: 1)) s")
             print("          CPU \(format(result.cpuPercent, decimals: 2)) % (\(result.cpuTicks) ticks), wakeups \(result.switches) (\(format(Double(result.switches) / result.seconds, decimals: 1))/s): \(result.busiest.map { "\($0.name) \($0.switches)" }.joined(separator: ", "))")
-            print("          RSS \(format(Double(result.rssKB) / 1024, decimals: 1)) MB (peak \(format(Double(result.peakRSSKB) / 1024, decimals: 1)) MB); exit after SIGTERM: \(result.exitStatus.map { String($0) } ?? "still running, killed")")
+            print("          RSS \(format(Double(result.rssKB) / 1024, decimals: 1)) MB (anon \(format(Double(result.anonKB) / 1024, decimals: 1)) MB, file \(format(Double(result.fileKB) / 1024, decimals: 1)) MB; peak \(format(Double(result.peakRSSKB) / 1024, decimals: 1)) MB); exit after SIGTERM: \(result.exitStatus.map { String($0) } ?? "still running, killed")")
             print("          target CPU < 1 %: \(result.cpuMet ? "met" : "MISSED"); RSS < 30 MB: \(result.rssMet ? "met" : "MISSED")")
             if !result.cpuMet { missed.append("idle CPU") }
             if !result.rssMet { missed.append("idle RSS") }
