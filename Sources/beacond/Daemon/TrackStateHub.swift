@@ -308,8 +308,9 @@ final class TrackStateHub: @unchecked Sendable {
             ProtocolMessages.stateFields(view, into: &writer)
         }
         stateLine = ByteBuffer(bytes: bytes)
-        audit(state)
+        // Clients first: the audit line and systemd's STATUS can wait a few microseconds.
         for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
+        audit(state)
         onPublish?(state, directory.count)
     }
 
@@ -321,6 +322,7 @@ final class TrackStateHub: @unchecked Sendable {
 
     /// One info line per published change: mode, source, zone, beacon key or remote message, seq.
     private func audit(_ state: PublishedState) {
+        guard logger.logLevel <= .info else { return }
         var line = "state seq=\(seq) mode=\(state.decision.modeName) source=\(state.source.rawValue)"
         line += " zone=\(state.zone.map(String.init) ?? "-")"
         if state.source == .beacon, let override = state.override {
