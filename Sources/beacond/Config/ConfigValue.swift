@@ -172,19 +172,14 @@ enum ConfigValueParser {
     static func checkReadable(_ path: String, value: RawConfigValue?) throws(ConfigValueProblem) {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw ConfigValueProblem("cannot read \(quoted(path)): \(errorText(errno))", at: value)
+            throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(errno))", at: value)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw ConfigValueProblem("\(quoted(path)) is a directory, not a file", at: value)
         }
         guard access(path, R_OK) == 0 else {
-            throw ConfigValueProblem("cannot read \(quoted(path)): \(errorText(errno))", at: value)
+            throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(errno))", at: value)
         }
-    }
-
-    static func errorText(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "error \(code)" }
-        return String(cString: text)
     }
 
     static func backend(_ value: RawConfigValue) throws(ConfigValueProblem) -> ScannerBackend {

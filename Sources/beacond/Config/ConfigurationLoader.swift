@@ -72,7 +72,7 @@ extension DaemonConfiguration {
             ConfigurationError(ConfigurationProblem(file: path, key: nil, reason: reason))
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("cannot open: \(ConfigValueParser.errorText(errno))") }
+        guard fd >= 0 else { throw failure("cannot open: \(errnoText(errno))") }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { throw failure("is a directory") }
@@ -82,7 +82,7 @@ extension DaemonConfiguration {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw failure("cannot read: \(ConfigValueParser.errorText(errno))")
+                throw failure("cannot read: \(errnoText(errno))")
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[..<count])

@@ -63,7 +63,7 @@ final class TrackStateHub: @unchecked Sendable {
     let startedAt = MonotonicClock.micros()
     /// Called after each published state message (systemd STATUS, for one).
     var onPublish: ((PublishedState, Int) -> Void)?
-    /// Add fields to the status line (the remote poller's health, for one).
+    /// Add fields to the status line (the socket server's counters, the remote poller's health).
     var statusProviders: [(inout JSONWriter) -> Void] = []
 
     struct HubCounters {
@@ -225,8 +225,8 @@ final class TrackStateHub: @unchecked Sendable {
     // MARK: Status
 
     /// A `{"type":"status"}` line: the state, active overrides, recently heard beacons, remote and
-    /// scanner health, counters and uptime. `extra` adds fields (the server's own counters).
-    func statusLine(extra: (inout JSONWriter) -> Void = { _ in }) -> [UInt8] {
+    /// scanner health, counters and uptime, then whatever `statusProviders` add.
+    func statusLine() -> [UInt8] {
         let now = clock.now()
         let view = PublicationView(state: latest, directory: directory, configuration: configuration, scanner: scanner,
                                    wallMicros: MonotonicClock.wallMicros())
@@ -283,7 +283,6 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("beacon_updates"); writer.int(counters.beaconUpdates)
             writer.key("subscribers"); writer.int(subscribers.count)
             writer.endObject()
-            extra(&writer)
             for provider in statusProviders { provider(&writer) }
         }
     }

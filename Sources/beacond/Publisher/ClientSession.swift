@@ -11,7 +11,6 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     private let hub: TrackStateHub
     private let limits: ClientLimits
     private let counters: ServerCounters
-    private let statusLine: () -> [UInt8]
     private let logger: Logger
     private var context: ChannelHandlerContext?
     private(set) var wantsBeacons = false
@@ -20,14 +19,12 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     /// Closing after too many errors, or saying goodbye: requests are ignored.
     private var closing = false
 
-    init(id: Int, hub: TrackStateHub, limits: ClientLimits, counters: ServerCounters, logger: Logger,
-         statusLine: @escaping () -> [UInt8]) {
+    init(id: Int, hub: TrackStateHub, limits: ClientLimits, counters: ServerCounters, logger: Logger) {
         self.id = id
         self.hub = hub
         self.limits = limits
         self.counters = counters
         self.logger = logger
-        self.statusLine = statusLine
     }
 
     // MARK: Channel events
@@ -62,7 +59,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .status:
-            send(.reply(ByteBuffer(bytes: statusLine())), context: context)
+            send(.reply(ByteBuffer(bytes: hub.statusLine())), context: context)
         case .ping:
             send(.reply(ByteBuffer(bytes: ProtocolMessages.pong())), context: context)
         case .subscribe(let beacons):

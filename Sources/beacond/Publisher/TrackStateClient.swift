@@ -49,14 +49,14 @@ final class TrackStateClient {
                 case ENOENT: "cannot connect to \(path): no such socket (is beacond running?)"
                 case ECONNREFUSED: "cannot connect to \(path): nobody is listening (is beacond running?)"
                 case EACCES: "cannot connect to \(path): permission denied (are you in the beacond group?)"
-                default: "cannot connect to \(path): \(UnixSocketPath.errorText(code))"
+                default: "cannot connect to \(path): \(errnoText(code))"
                 }
             case .timedOut(let path, let waiting):
                 "\(path): timed out waiting for \(waiting)"
             case .closed(let path):
                 "\(path): the daemon closed the connection"
             case .io(let path, let code):
-                "\(path): \(UnixSocketPath.errorText(code))"
+                "\(path): \(errnoText(code))"
             case .lineTooLong(let path, let limit):
                 "\(path): the daemon sent a line over \(limit) bytes"
             case .notJSON(let path, let line):

@@ -131,7 +131,7 @@ final class TrackStateServer: @unchecked Sendable {
         } catch {
             switch error {
             case .invalid: throw .invalidPath(error)
-            case .failed(_, _, let code): throw .bindFailed(path: path, reason: UnixSocketPath.errorText(code))
+            case .failed(_, _, let code): throw .bindFailed(path: path, reason: errnoText(code))
             }
         }
     }
@@ -160,10 +160,10 @@ final class TrackStateServer: @unchecked Sendable {
         case .notASocket:
             throw .notASocket(path: path)
         case .failed(let code):
-            throw .cannotReplace(path: path, reason: UnixSocketPath.errorText(code))
+            throw .cannotReplace(path: path, reason: errnoText(code))
         case .stale:
             guard socketPath.unlink() else {
-                throw .cannotReplace(path: path, reason: UnixSocketPath.errorText(errno))
+                throw .cannotReplace(path: path, reason: errnoText(errno))
             }
             logger.notice("removed stale socket \(path)")
         }
@@ -172,7 +172,7 @@ final class TrackStateServer: @unchecked Sendable {
     private func listening(on channel: Channel) -> EventLoopFuture<Void> {
         if inheritedDescriptor == nil {
             guard chmod(path, Self.socketMode) == 0 else {
-                let reason = UnixSocketPath.errorText(errno)
+                let reason = errnoText(errno)
                 return channel.close().flatMapThrowing {
                     UnixSocketPath(self.path).unlink()
                     throw TrackStateServerError.chmodFailed(path: self.path, reason: reason)
@@ -182,6 +182,12 @@ final class TrackStateServer: @unchecked Sendable {
         }
         listener = channel
         phase = .running
+        let counters = counters
+        let maxClients = maxClients
+        hub.statusProviders.append { writer in
+            writer.key("server")
+            counters.write(into: &writer, maxClients: maxClients)
+        }
         let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
         logger.info("listening on \(path) (\(how), max_clients \(maxClients))")
         return hub.eventLoop.makeSucceededVoidFuture()
@@ -209,9 +215,7 @@ final class TrackStateServer: @unchecked Sendable {
         let id = nextClientID
         var clientLogger = logger
         clientLogger[metadataKey: "client"] = "\(id)"
-        let session = ClientSession(id: id, hub: hub, limits: limits, counters: counters, logger: clientLogger) {
-            [unowned self] in self.statusLine()
-        }
+        let session = ClientSession(id: id, hub: hub, limits: limits, counters: counters, logger: clientLogger)
         sessions[id] = session
         counters.accepted += 1
         counters.clients = sessions.count
@@ -225,14 +229,6 @@ final class TrackStateServer: @unchecked Sendable {
         try pipeline.addHandler(CommandDecoder(maxLineLength: limits.maxLineLength))
         try pipeline.addHandler(RequestPacingHandler(counters: counters))
         try pipeline.addHandler(session)
-    }
-
-    /// The hub's status line with the server's own counters as `server`.
-    private func statusLine() -> [UInt8] {
-        hub.statusLine { writer in
-            writer.key("server")
-            self.counters.write(into: &writer, maxClients: self.maxClients)
-        }
     }
 
     /// Clients connected now (on the hub's event loop).
@@ -294,7 +290,7 @@ final class TrackStateServer: @unchecked Sendable {
     }
 
     private static func describe(_ error: Error) -> String {
-        if let error = error as? IOError { return UnixSocketPath.errorText(error.errnoCode) }
+        if let error = error as? IOError { return errnoText(error.errnoCode) }
         return "\(error)"
     }
 }

@@ -104,11 +104,6 @@ struct UnixSocketPath: Sendable, CustomStringConvertible {
         Glibc.unlink(path) == 0 || errno == ENOENT
     }
 
-    /// The text of an errno value.
-    static func errorText(_ code: Int32) -> String {
-        String(cString: strerror(code))
-    }
-
     /// Calls `body` with a `sockaddr_un` for the path (which must be valid).
     func withAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         var address = sockaddr_un()
@@ -134,7 +129,7 @@ enum SocketPathError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .invalid(let path, let reason): "\(path): \(reason)"
         case .failed(let path, let operation, let code):
-            "\(path): \(operation): \(UnixSocketPath.errorText(code))"
+            "\(path): \(operation): \(errnoText(code))"
         }
     }
 }

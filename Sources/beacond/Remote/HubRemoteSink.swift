@@ -5,13 +5,11 @@ import NIOCore
 /// state, with the evacuation latch as the engine then holds it, to the store (off the loop).
 struct HubRemoteSink: RemoteStateSink {
     private let hub: TrackStateHub
-    private let eventLoop: any EventLoop
     private let store: RemoteStateStore?
 
     /// `store` nil: nothing is saved (replay demos, tests).
     init(hub: TrackStateHub, store: RemoteStateStore?) {
         self.hub = hub
-        eventLoop = hub.eventLoop
         self.store = store
     }
 
@@ -20,7 +18,7 @@ struct HubRemoteSink: RemoteStateSink {
     }
 
     func remoteFetched(_ snapshot: RemoteSnapshot, wallMicros: Int64) async {
-        let applied = try? await eventLoop.submit { [hub] () -> Applied in
+        let applied = try? await hub.eventLoop.submit { [hub] () -> Applied in
             hub.remoteFetched(snapshot)
             let status = hub.engine.remoteStatus(at: hub.engine.clock)
             return Applied(latched: status?.isLatched == true ? (status?.latchedSnapshot ?? snapshot) : nil)
@@ -32,6 +30,6 @@ struct HubRemoteSink: RemoteStateSink {
     }
 
     func remoteFailed(_ failure: RemoteFailure) async {
-        eventLoop.execute { [hub] in hub.remoteFailed(reason: failure.reason) }
+        hub.eventLoop.execute { [hub] in hub.remoteFailed(reason: failure.reason) }
     }
 }

@@ -91,7 +91,7 @@ enum RemoteFetcher {
     }
 
     private static func fileFailure(_ path: String, _ code: Int32) -> RemoteFailure {
-        RemoteFailure(kind: .file, reason: "cannot read \(path): \(String(cString: strerror(code)))")
+        RemoteFailure(kind: .file, reason: "cannot read \(path): \(errnoText(code))")
     }
 
     /// Runs `operation`, cancelling it and throwing a timeout failure when it takes longer than `timeout`.

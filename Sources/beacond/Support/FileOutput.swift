@@ -11,7 +11,7 @@ struct FileWriteError: Error, CustomStringConvertible {
     let code: Int32
 
     var description: String {
-        "cannot \(operation) \(path): \(String(cString: strerror(code)))"
+        "cannot \(operation) \(path): \(errnoText(code))"
     }
 }
 
