@@ -2,8 +2,13 @@
 SHELL      := /bin/bash
 SWIFT      ?= swift
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build and test: BlueZ and libdbus headers for the CBlueZ shim; Python and OpenSSL for the test servers.
-APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl
+# Build and test: BlueZ and libdbus headers for the CBlueZ shim; Python and OpenSSL for the test servers;
+# dbus-daemon, Debian's python3-dbus and python3-venv for the D-Bus backend's tests (python-dbusmock).
+APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl dbus-daemon python3-dbus python3-venv python3-gi
+# python-dbusmock from PyPI in a venv over Debian's python3 (which sees python3-dbus); Debian's own
+# python3-dbusmock 0.28 has a signal bug. Tests find it at $(VENV)/bin/python3.
+VENV       := .venv
+DBUSMOCK   := python-dbusmock>=0.38
 # Benchmark: tshark is the reference decoder.
 APT_BENCH  := tshark time
 BIN        := .build/debug/beacond
@@ -25,6 +30,11 @@ endef
 
 deps:
 	$(call apt_install,$(APT_BUILD))
+	@if ! $(VENV)/bin/python3 -c 'import dbusmock, dbus' 2>/dev/null; then \
+		echo "installing: $(DBUSMOCK) in $(VENV)"; \
+		/usr/bin/python3 -m venv --system-site-packages $(VENV) && \
+		$(VENV)/bin/pip install -q -U "$(DBUSMOCK)"; \
+	fi
 
 deps-bench: deps
 	$(call apt_install,$(APT_BENCH))

@@ -1,12 +1,10 @@
 #ifndef BEACOND_CBLUEZ_SHIM_H
 #define BEACOND_CBLUEZ_SHIM_H
 
-/* The C surface beacond needs from BlueZ and libdbus. Swift owns all logic;
- * this header only exposes the libraries' declarations (and, later, small
- * inline helpers for sockopt structs and variadic calls Swift cannot make). */
-#include <bluetooth/bluetooth.h>
-#include <bluetooth/hci.h>
-#include <bluetooth/hci_lib.h>
-#include <dbus/dbus.h>
+/* The C surface beacond needs from BlueZ and libdbus. Swift owns all logic; these headers
+ * expose the libraries' declarations plus small inline helpers for what Swift cannot do
+ * cleanly: sockopt structs, ioctls and variadic calls. */
+#include "hci_shim.h"
+#include "dbus_shim.h"
 
 #endif

@@ -24,6 +24,7 @@ final class Daemon {
     private let server: TrackStateServer
     private let notifier = SystemdNotifier()
     private let backend: (any Service)?
+    private let scanSink: HubAdvertisementSink?
     private let poller: RemoteStatePoller?
 
     init(
@@ -66,9 +67,7 @@ final class Daemon {
             replayClock = virtual
             clock = virtual
         case .hci, .bluez:
-            throw DaemonStartError(description:
-                "the \(scanner.backend.rawValue) backend (live scanning) is not available in this build yet; "
-                    + "use --backend replay --replay CAPTURE")
+            clock = BootClock()
         }
 
         hub = TrackStateHub(eventLoop: loop, configuration: configuration.fusionConfiguration(), clock: clock,
@@ -78,11 +77,15 @@ final class Daemon {
                                   maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
                                   logger: logger)
 
+        let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         if let replayClock, let capture = scanner.replay {
             backend = ReplayBackend(path: capture, clock: replayClock, loop: scanner.loop,
-                                    decoder: GeoRacingDecoder(companyID: scanner.companyID), hub: hub, logger: logger)
+                                    decoder: decoder, hub: hub, logger: logger)
+            scanSink = nil
         } else {
-            backend = nil
+            let sink = HubAdvertisementSink(hub: hub, decoder: decoder)
+            backend = try LiveScanner.make(scanner, record: configuration.record, sink: sink, logger: logger)
+            scanSink = sink
         }
 
         if let url = configuration.remote.url {
@@ -138,7 +141,11 @@ final class Daemon {
         hub.onPublish = { state, beacons in
             _ = notifier.status("\(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \(beacons) beacons")
         }
-        hub.statusProviders.append { writer in poller?.writeStatus(into: &writer) }
+        let scanSink = scanSink
+        hub.statusProviders.append { writer in
+            scanSink?.writeStatus(into: &writer)
+            poller?.writeStatus(into: &writer)
+        }
         try await hub.eventLoop.submit { hub.start() }.get()
         do {
             try await server.start().get()

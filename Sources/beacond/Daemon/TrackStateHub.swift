@@ -45,6 +45,7 @@ final class TrackStateHub: @unchecked Sendable {
     private var configuration: FusionConfiguration
     private(set) var directory = BeaconDirectory()
     private(set) var scanner: ScannerStatus
+    private(set) var scannerDetail: String?
     private(set) var seq = 0
     private(set) var latest: PublishedState
     private(set) var stateLine: ByteBuffer
@@ -170,7 +171,16 @@ final class TrackStateHub: @unchecked Sendable {
         }
     }
 
-    func setScanner(_ state: ScannerStatus.State) {
+    /// The scanner came up, went down or stopped. `detail` (why, for example the adapter is
+    /// gone) shows in status replies and the log; only the state itself is published.
+    func setScanner(_ state: ScannerStatus.State, detail: String? = nil) {
+        if detail != scannerDetail {
+            scannerDetail = detail
+            if let detail {
+                logger.log(level: state == .down ? .warning : .info,
+                           "scanner \(scanner.backend) \(state.rawValue): \(TerminalText.escaped(detail))")
+            }
+        }
         guard scanner.state != state else { return }
         scanner.state = state
         republish()
@@ -258,7 +268,7 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("remote")
             ProtocolMessages.remote(engine.remoteStatus(at: now), now: now, into: &writer)
             writer.key("scanner")
-            ProtocolMessages.scanner(scanner, into: &writer)
+            ProtocolMessages.scanner(scanner, detail: scannerDetail, into: &writer)
             writer.key("counters")
             writer.beginObject()
             let fusion = engine.counters

@@ -88,10 +88,12 @@ enum ProtocolMessages {
         writer.endObject()
     }
 
-    static func scanner(_ scanner: ScannerStatus, into writer: inout JSONWriter) {
+    /// `detail` (why the scanner is down, say) goes into status replies only.
+    static func scanner(_ scanner: ScannerStatus, detail: String? = nil, into writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("backend"); writer.string(scanner.backend)
         writer.key("state"); writer.string(scanner.state.rawValue)
+        if let detail { writer.key("detail"); writer.string(detail) }
         writer.endObject()
     }
 

@@ -7,14 +7,6 @@ import ServiceLifecycle
 /// demos and tests. Records are read off the event loop and handed over in bounded batches,
 /// so a large capture at maximum speed neither blocks clients nor queues without limit.
 final class ReplayBackend: Service {
-    struct Signal: Sendable {
-        var signal: GeoRacingSignal
-        var address: BluetoothAddress
-        var rssi: Int8?
-        var txPower: Int8?
-        var time: Int64
-    }
-
     static let batchLimit = 256
 
     let path: String
@@ -73,7 +65,7 @@ final class ReplayBackend: Service {
     private func replayPass(offset: Int64) async throws -> (first: Int64, last: Int64)? {
         let reader = try CaptureReader(path: path)
         var extractor = AdvertisingExtractor()
-        var batch: [Signal] = []
+        var batch: [ScannedSignal] = []
         batch.reserveCapacity(Self.batchLimit)
         var span: (first: Int64, last: Int64)?
         var rejected = 0
@@ -91,7 +83,7 @@ final class ReplayBackend: Service {
             extractor.process(packet) { report in
                 switch decoder.decode(report.data) {
                 case .signal(let signal):
-                    batch.append(Signal(signal: signal, address: report.address, rssi: report.rssi,
+                    batch.append(ScannedSignal(signal: signal, address: report.address, rssi: report.rssi,
                                         txPower: report.txPower ?? report.data.txPowerLevel, time: time))
                 case .rejected:
                     rejected += 1
@@ -105,7 +97,7 @@ final class ReplayBackend: Service {
     }
 
     /// Hands a batch to the hub and waits for it, which bounds what is in flight.
-    private func deliver(_ batch: [Signal], rejected: Int) async throws {
+    private func deliver(_ batch: [ScannedSignal], rejected: Int) async throws {
         let clock = clock
         try await hub.eventLoop.submit { [hub] in
             for _ in 0..<rejected { hub.rejectedFrame() }
