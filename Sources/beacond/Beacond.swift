@@ -8,7 +8,7 @@ struct Beacond: AsyncParsableCommand {
         commandName: "beacond",
         abstract: "GeoRacing track-status daemon: scans BLE beacons, fuses them with race control, publishes the track mode.",
         version: version,
-        subcommands: [RunCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
+        subcommands: [RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
                       BenchDaemonCommand.self]
     )
 }

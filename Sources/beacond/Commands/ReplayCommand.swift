@@ -135,16 +135,15 @@ extension ReplayCommand {
 
 /// Counts and prints what `replay` decodes, across files.
 struct ReplaySession {
-    let formatter: ReportFormatter
-    let all: Bool
-    let json: Bool
-    let output: OutputStream
+    var printer: ReportPrinter
     var totals = ExtractorCounters()
     var hciTotals = HCIDecodeCounters()
-    var signals = 0
-    var rejections: [GeoRacingRejection: Int] = [:]
     var problemsShown = 0
     static let maxProblemsShown = 20
+
+    init(formatter: ReportFormatter, all: Bool, json: Bool, output: OutputStream) {
+        printer = ReportPrinter(formatter: formatter, all: all, json: json, output: output)
+    }
 
     mutating func replay(path: String) throws(CaptureError) {
         let reader = try CaptureReader(path: path)
@@ -152,39 +151,17 @@ struct ReplaySession {
         defer {
             accumulate(extractor)
         }
-        var writer = JSONWriter(capacity: 4096)
         while let packet = try reader.next() {
-            let problem = extractor.process(packet) { report in
-                let match = formatter.decoder.decode(report.data)
-                switch match {
-                case .signal: signals += 1
-                case .rejected(let reason): rejections[reason, default: 0] += 1
-                case .none: break
-                }
-                guard all || isSignal(match) else { return }
-                if json {
-                    formatter.json(report, match: match, into: &writer)
-                    writer.newline()
-                    output.write(writer.bytes)
-                    writer.bytes.removeAll(keepingCapacity: true)
-                } else {
-                    output.write(formatter.row(report, match: match) + "\n")
-                }
-            }
+            let problem = extractor.process(packet) { report in printer.print(report) }
             if let problem { note(problem, in: path, packet: packet) }
-            if output.readerGone { return }
+            if printer.output.readerGone { return }
         }
-    }
-
-    private func isSignal(_ match: GeoRacingMatch) -> Bool {
-        if case .signal = match { return true }
-        return false
     }
 
     private mutating func note(_ problem: RecordProblem, in path: String, packet: CapturePacket) {
         problemsShown += 1
         guard problemsShown <= Self.maxProblemsShown else { return }
-        output.flush()
+        printer.output.flush()
         printError("beacond replay: warning: \(path): record \(packet.index) at byte \(packet.offset): \(problem)")
     }
 
@@ -216,8 +193,7 @@ struct ReplaySession {
         }
         text += "\(totals.reports) reports"
         if hciTotals.truncatedReports > 0 { text += " (\(hciTotals.truncatedReports) truncated)" }
-        text += ", \(signals) GeoRacing signals, rejected:"
-        text += GeoRacingRejection.allCases.map { " \($0.reason)=\(rejections[$0, default: 0])" }.joined(separator: ",")
+        text += ", " + printer.signalSummary
         if problemsShown > Self.maxProblemsShown {
             text += "; \(problemsShown - Self.maxProblemsShown) more record warnings not shown"
         }

@@ -18,11 +18,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Config file (YAML).", valueName: "file"))
     var config: String?
 
-    @Option(help: ArgumentHelp("Scanner backend: hci, bluez or replay (scanner.backend).", valueName: "backend"))
-    var backend: String?
-
-    @Option(help: ArgumentHelp("Bluetooth adapter (scanner.adapter).", valueName: "hciN"))
-    var adapter: String?
+    @OptionGroup(title: "Scanner")
+    var scanner: ScannerOptions
 
     @Option(help: ArgumentHelp("Capture for --backend replay (scanner.replay).", valueName: "file"))
     var replay: String?
@@ -32,10 +29,6 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(help: "Replay the capture again and again (scanner.loop).")
     var loop = false
-
-    @Option(name: .customLong("company-id"),
-            help: ArgumentHelp("GeoRacing company id, decimal or 0x hex (scanner.company_id).", valueName: "id"))
-    var companyID: String?
 
     @Option(name: .customLong("remote-url"),
             help: ArgumentHelp("Venue API state URL: http://, https:// or file:// (remote.url).", valueName: "url"))
@@ -67,19 +60,15 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the last remote state is kept (state_dir).", valueName: "dir"))
     var stateDir: String?
 
-    @Option(help: ArgumentHelp("Record what the hci backend receives, as btsnoop (record.path).", valueName: "file"))
-    var record: String?
-
     @Option(name: .customLong("log-level"),
             help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (log.level).", valueName: "level"))
     var logLevel: String?
 
     func run() async throws {
-        let overrides = DaemonOverrides(
-            backend: backend, adapter: adapter, companyID: companyID, replay: replay, speed: speed,
-            loop: loop ? true : nil, remoteURL: remoteURL, pollInterval: pollInterval, timeout: timeout,
-            staleAfter: staleAfter, policy: policy, minRSSI: minRSSI, zones: zones, socket: socket,
-            stateDir: stateDir, record: record, logLevel: logLevel)
+        let overrides = scanner.applied(to: DaemonOverrides(
+            replay: replay, speed: speed, loop: loop ? true : nil, remoteURL: remoteURL, pollInterval: pollInterval,
+            timeout: timeout, staleAfter: staleAfter, policy: policy, minRSSI: minRSSI, zones: zones, socket: socket,
+            stateDir: stateDir, logLevel: logLevel))
         let path = config ?? DaemonConfiguration.defaultPathIfPresent()
         let configuration: DaemonConfiguration
         do {

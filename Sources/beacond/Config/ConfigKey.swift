@@ -7,6 +7,9 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case scannerSpeed = "scanner.speed"
     case scannerLoop = "scanner.loop"
     case scannerSilenceRestart = "scanner.silence_restart_s"
+    case scannerActive = "scanner.active"
+    case scannerScanInterval = "scanner.scan_interval_ms"
+    case scannerScanWindow = "scanner.scan_window_ms"
     case remoteURL = "remote.url"
     case remotePollInterval = "remote.poll_interval"
     case remoteTimeout = "remote.timeout"
@@ -41,6 +44,9 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
         case .scannerReplay: "--replay"
         case .scannerSpeed: "--speed"
         case .scannerLoop: "--loop"
+        case .scannerActive: "--active"
+        case .scannerScanInterval: "--scan-interval-ms"
+        case .scannerScanWindow: "--scan-window-ms"
         case .remoteURL: "--remote-url"
         case .remotePollInterval: "--poll-interval"
         case .remoteTimeout: "--timeout"
@@ -51,9 +57,11 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
         case .socketPath: "--socket"
         case .stateDir: "--state-dir"
         case .recordPath: "--record"
+        case .recordMaxMB: "--record-max-mb"
+        case .recordKeep: "--record-keep"
         case .logLevel: "--log-level"
         case .scannerSilenceRestart, .remoteCAFile, .remoteBearerTokenFile, .fusionMaxTTL, .fusionAllow,
-            .fusionMaxDistance, .fusionMaxEntries, .socketMaxClients, .recordMaxMB, .recordKeep:
+            .fusionMaxDistance, .fusionMaxEntries, .socketMaxClients:
             nil
         }
     }
@@ -67,7 +75,7 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
             .fusionMaxDistance, .logLevel:
             true
         case .scannerBackend, .scannerAdapter, .scannerCompanyID, .scannerReplay, .scannerSpeed, .scannerLoop,
-            .scannerSilenceRestart, .fusionMaxEntries, .socketPath, .socketMaxClients, .stateDir, .recordPath,
+            .scannerSilenceRestart, .scannerActive, .scannerScanInterval, .scannerScanWindow, .fusionMaxEntries, .socketPath, .socketMaxClients, .stateDir, .recordPath,
             .recordMaxMB, .recordKeep:
             false
         }

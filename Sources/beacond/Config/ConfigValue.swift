@@ -350,6 +350,9 @@ extension DaemonConfiguration {
         case .scannerSpeed: scanner.speed = try P.speed(value)
         case .scannerLoop: scanner.loop = try P.bool(value)
         case .scannerSilenceRestart: scanner.silenceRestart = try P.duration(value, allowZero: true)
+        case .scannerActive: scanner.active = try P.bool(value)
+        case .scannerScanInterval: scanner.scanIntervalMs = try P.integer(value, in: Scanner.scanTimingRange)
+        case .scannerScanWindow: scanner.scanWindowMs = try P.integer(value, in: Scanner.scanTimingRange)
         case .remoteURL: remote.url = isNull ? nil : try P.url(value)
         case .remotePollInterval: remote.pollInterval = try P.duration(value, allowZero: false)
         case .remoteTimeout: remote.timeout = try P.duration(value, allowZero: false)
@@ -393,6 +396,9 @@ extension DaemonConfiguration {
         case .scannerSpeed: return scanner.speed.description
         case .scannerLoop: return String(scanner.loop)
         case .scannerSilenceRestart: return seconds(scanner.silenceRestart)
+        case .scannerActive: return String(scanner.active)
+        case .scannerScanInterval: return String(scanner.scanIntervalMs)
+        case .scannerScanWindow: return String(scanner.scanWindowMs)
         case .remoteURL: return optional(remote.url)
         case .remotePollInterval: return seconds(remote.pollInterval)
         case .remoteTimeout: return seconds(remote.timeout)
@@ -429,6 +435,9 @@ extension DaemonConfiguration {
         case .scannerSpeed: scanner.speed = other.scanner.speed
         case .scannerLoop: scanner.loop = other.scanner.loop
         case .scannerSilenceRestart: scanner.silenceRestart = other.scanner.silenceRestart
+        case .scannerActive: scanner.active = other.scanner.active
+        case .scannerScanInterval: scanner.scanIntervalMs = other.scanner.scanIntervalMs
+        case .scannerScanWindow: scanner.scanWindowMs = other.scanner.scanWindowMs
         case .remoteURL: remote.url = other.remote.url
         case .remotePollInterval: remote.pollInterval = other.remote.pollInterval
         case .remoteTimeout: remote.timeout = other.remote.timeout
@@ -468,6 +477,12 @@ extension DaemonConfiguration {
                 problem.key = ConfigKey.scannerReplay.rawValue
                 problems.append(problem)
             }
+        }
+        if scanner.scanWindowMs > scanner.scanIntervalMs {
+            problems.append(origins.problem(
+                .scannerScanWindow,
+                reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
+                    + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
         }
         return problems
     }

@@ -71,6 +71,14 @@ struct DaemonConfiguration: Hashable, Sendable {
         var loop = false
         /// Restart the scanner when it has reported nothing for this long; 0 turns this off.
         var silenceRestart: Int64 = defaultSilenceRestart
+        /// Active scanning (scan requests) instead of passive listening; hci backend only.
+        var active = false
+        /// How often and how long the controller listens, ms (HCI units are 0.625 ms). The default
+        /// listens continuously: a beacon's every repeat matters for its TTL.
+        var scanIntervalMs = 100
+        var scanWindowMs = 100
+        /// What an HCI controller accepts (2.5 ms to 10.24 s), in whole milliseconds.
+        static let scanTimingRange = 3...10_240
     }
 
     struct Remote: Hashable, Sendable {

@@ -20,13 +20,19 @@ struct DaemonOverrides: Hashable, Sendable {
     var stateDir: String?
     var record: String?
     var logLevel: String?
+    var active: Bool?
+    var scanIntervalMs: String?
+    var scanWindowMs: String?
+    var recordMaxMB: String?
+    var recordKeep: String?
 
     init(
         backend: String? = nil, adapter: String? = nil, companyID: String? = nil, replay: String? = nil,
         speed: String? = nil, loop: Bool? = nil, remoteURL: String? = nil, pollInterval: String? = nil,
         timeout: String? = nil, staleAfter: String? = nil, policy: String? = nil, minRSSI: String? = nil,
         zones: String? = nil, socket: String? = nil, stateDir: String? = nil, record: String? = nil,
-        logLevel: String? = nil
+        logLevel: String? = nil, active: Bool? = nil, scanIntervalMs: String? = nil, scanWindowMs: String? = nil,
+        recordMaxMB: String? = nil, recordKeep: String? = nil
     ) {
         self.backend = backend
         self.adapter = adapter
@@ -45,6 +51,11 @@ struct DaemonOverrides: Hashable, Sendable {
         self.stateDir = stateDir
         self.record = record
         self.logLevel = logLevel
+        self.active = active
+        self.scanIntervalMs = scanIntervalMs
+        self.scanWindowMs = scanWindowMs
+        self.recordMaxMB = recordMaxMB
+        self.recordKeep = recordKeep
     }
 
     /// The given flags, as (key, text), in key order.
@@ -55,7 +66,9 @@ struct DaemonOverrides: Hashable, Sendable {
             (.remoteURL, remoteURL), (.remotePollInterval, pollInterval), (.remoteTimeout, timeout),
             (.remoteStaleAfter, staleAfter), (.fusionPolicy, policy), (.fusionMinRSSI, minRSSI),
             (.fusionZones, zones), (.socketPath, socket), (.stateDir, stateDir), (.recordPath, record),
-            (.logLevel, logLevel),
+            (.logLevel, logLevel), (.scannerActive, active.map { String($0) }),
+            (.scannerScanInterval, scanIntervalMs), (.scannerScanWindow, scanWindowMs),
+            (.recordMaxMB, recordMaxMB), (.recordKeep, recordKeep),
         ]
         return all.compactMap { key, text in text.map { (key, $0) } }
     }

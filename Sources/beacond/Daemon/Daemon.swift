@@ -84,7 +84,8 @@ final class Daemon {
             scanSink = nil
         } else {
             let sink = HubAdvertisementSink(hub: hub, decoder: decoder)
-            backend = try LiveScanner.make(scanner, record: configuration.record, sink: sink, logger: logger)
+            backend = try LiveScanner.make(scanner, record: configuration.record, sink: sink,
+                                           retriesMissingAdapter: true, logger: logger)
             scanSink = sink
         }
 

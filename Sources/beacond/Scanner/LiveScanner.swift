@@ -3,10 +3,13 @@ import ServiceLifecycle
 
 /// Builds the live scanner backend a configuration names, feeding `sink`. The replay backend
 /// is not live and is built by the daemon itself.
+///
+/// `retriesMissingAdapter`: the daemon (true) waits for an adapter that is not there yet, state
+/// `down`, retrying with backoff; `beacond scan` (false) fails at once with the reason.
 enum LiveScanner {
     static func make(
         _ scanner: DaemonConfiguration.Scanner, record: DaemonConfiguration.Record, sink: any AdvertisementSink,
-        logger: Logger
+        retriesMissingAdapter: Bool, logger: Logger
     ) throws -> any Service {
         switch scanner.backend {
         case .hci:

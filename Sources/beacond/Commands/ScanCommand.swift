@@ -1,0 +1,123 @@
+import ArgumentParser
+import BLEPayload
+import Logging
+import ServiceLifecycle
+import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Print the advertising reports the air holds now, live, in replay's format.",
+        discussion: """
+            The staff tool for checking what a venue's radios hear. Scans with the hci backend \
+            (raw HCI: needs CAP_NET_RAW and CAP_NET_ADMIN, and bluetoothd not scanning the same \
+            adapter) or the bluez backend (bluetoothd over D-Bus), and prints one line per \
+            GeoRacing signal (or, with --all, per report), exactly as `beacond replay` prints a \
+            capture. Scanner settings come from the config file when it exists, then the flags. \
+            Stops on SIGINT or SIGTERM, after --duration, or when stdout's reader goes away, and \
+            prints a summary on stderr. --record FILE (hci only) keeps what the controller sent \
+            as btsnoop, readable by `beacond replay`, btmon and Wireshark.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Config file (YAML); only its scanner and record keys are used.", valueName: "file"))
+    var config: String?
+
+    @OptionGroup(title: "Scanner")
+    var scanner: ScannerOptions
+
+    @Flag(help: "Print every advertising report, not only GeoRacing signals.")
+    var all = false
+
+    @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
+    var json = false
+
+    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
+    var duration: SecondsArgument?
+
+    @Option(name: .customLong("log-level"),
+            help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel: String?
+
+    func validate() throws {
+        if scanner.backend == ScannerBackend.replay.rawValue {
+            throw ValidationError("scan listens with hci or bluez; to read a capture use `beacond replay CAPTURE`")
+        }
+    }
+
+    func run() async throws {
+        let path = config ?? DaemonConfiguration.defaultPathIfPresent()
+        var settings: DaemonConfiguration
+        do {
+            settings = try DaemonConfiguration.load(
+                path: path, overrides: scanner.applied(to: DaemonOverrides(logLevel: logLevel ?? "warning")))
+        } catch {
+            printError("beacond scan: \(error)")
+            throw ExitCode(78)
+        }
+        guard settings.scanner.backend != .replay else {
+            printError("beacond scan: the config file says scanner.backend: replay; scan listens with hci or bluez "
+                + "(--backend hci|bluez)")
+            throw ExitCode(64)
+        }
+        // A config file's remote and socket settings are not this tool's business.
+        settings.remote = DaemonConfiguration.Remote()
+        _ = DaemonLogging.bootstrap(level: settings.log.level)
+        let logger = Logger(label: "beacond-scan")
+
+        let output = OutputStream(fd: STDOUT_FILENO)
+        let formatter = ReportFormatter(decoder: GeoRacingDecoder(companyID: settings.scanner.companyID))
+        let sink = PrintingAdvertisementSink(
+            printer: ReportPrinter(formatter: formatter, all: all, json: json, output: output))
+        let backend: any Service
+        do {
+            backend = try LiveScanner.make(settings.scanner, record: settings.record, sink: sink,
+                                           retriesMissingAdapter: false, logger: logger)
+        } catch {
+            printError("beacond scan: \(error)")
+            throw ExitCode(1)
+        }
+        if !json { output.write(ReportFormatter.tableHeader + "\n") }
+        output.flush()
+
+        let started = MonotonicClock.micros()
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [backend], logger: logger))
+        let deadline = duration.map { started + $0.micros }
+        let stopper = Task {
+            await withTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    for await _ in signals { return }
+                }
+                tasks.addTask {
+                    // Polls for the two stops that have no event of their own.
+                    while !Task.isCancelled {
+                        if sink.readerGone { return }
+                        if let deadline, MonotonicClock.micros() >= deadline { return }
+                        try? await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+                await tasks.next()
+                tasks.cancelAll()
+            }
+            await group.triggerGracefulShutdown()
+        }
+        defer { stopper.cancel() }
+
+        var failure: Error?
+        do {
+            try await group.run()
+        } catch {
+            failure = error
+        }
+        output.flush()
+        printError(sink.summary(elapsedMicros: MonotonicClock.micros() - started))
+        if let failure {
+            printError("beacond scan: \(failure)")
+            throw ExitCode(1)
+        }
+    }
+}

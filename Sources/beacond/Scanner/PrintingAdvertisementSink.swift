@@ -1,0 +1,37 @@
+import BLEPayload
+import Synchronization
+
+/// `beacond scan`'s sink: prints each report as `replay` would, and scanner state changes on
+/// stderr. Only the backend's thread prints; the counters are read at the end.
+final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sendable {
+    private var printer: ReportPrinter
+    private let readerGoneFlag = Atomic<Bool>(false)
+
+    init(printer: ReportPrinter) {
+        self.printer = printer
+    }
+
+    /// stdout's reader went away (`beacond scan | head`): time to stop.
+    var readerGone: Bool { readerGoneFlag.load(ordering: .relaxed) }
+
+    func receive(_ report: AdvertisingReport, bootMicros: Int64) {
+        printer.print(report)
+    }
+
+    func flush() {
+        printer.output.flush()
+        if printer.output.readerGone { readerGoneFlag.store(true, ordering: .relaxed) }
+    }
+
+    func scannerStateChanged(_ state: ScannerStatus.State, detail: String?) {
+        printer.output.flush()
+        printError("beacond scan: scanner \(state.rawValue)\(detail.map { ": \(TerminalText.escaped($0))" } ?? "")")
+    }
+
+    /// The closing line on stderr; call once the backend has stopped.
+    func summary(elapsedMicros: Int64) -> String {
+        let seconds = Double(max(elapsedMicros, 1)) / 1_000_000
+        return "scan: \(printer.reports) reports, \(printer.signalSummary); "
+            + "\(Int(seconds.rounded())) s, \(Int(Double(printer.reports) / seconds)) reports/s"
+    }
+}
