@@ -34,6 +34,7 @@ let package = Package(
             dependencies: [
                 "BLEPayload",
                 "CircuitState",
+                "CBlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
