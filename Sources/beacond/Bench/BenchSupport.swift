@@ -274,37 +274,22 @@ final class BenchSubscriberReader: @unchecked Sendable {
         return (pairs, firstSubscriber, lastSubscriber)
     }
 
-    /// One epoll set over every subscriber, as separate kiosk processes would each block on
-    /// their own socket: a wakeup costs the ready sockets, not all of them.
     private func run() {
-        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epoll >= 0 else { return }
-        defer { close(epoll) }
-        for (index, fd) in descriptors.enumerated() {
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            event.data.u32 = UInt32(index)
-            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
-        }
+        var polls = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var pending = [[UInt8]](repeating: [], count: descriptors.count)
         let chunkSize = 64 * 1024
         let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { chunk.deallocate() }
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
         while !stopFlag.load(ordering: .relaxed) {
-            let ready = events.withUnsafeMutableBufferPointer { buffer in
-                epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), 20)
-            }
+            let ready = poll(&polls, nfds_t(polls.count), 20)
             if ready <= 0 { continue }
             pollWakeups += 1
-            for slot in 0..<Int(ready) {
-                let index = Int(events[slot].data.u32)
-                let fd = descriptors[index]
-                let count = recv(fd, chunk, chunkSize, Int32(MSG_DONTWAIT))
+            for index in polls.indices where polls[index].revents != 0 {
+                let count = recv(polls[index].fd, chunk, chunkSize, Int32(MSG_DONTWAIT))
                 let now = BenchClock.nanos()
                 if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
                     closedEarly += 1
-                    _ = epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
+                    polls[index].fd = -1
                     continue
                 }
                 if count < 0 { continue }
