@@ -52,7 +52,7 @@ struct CaptureBuilder {
                             owned.controller = nil
                             found += 1
                             if seen.insert(owned).inserted { reports.append(owned) }
-                        case .directedReport, .linkLayer:
+                        case .directedReport, .linkLayer, .bluezDevice:
                             break
                         }
                     }
@@ -114,7 +114,7 @@ struct CaptureBuilder {
     /// One H4 event carrying `report`, encoded by beacond's encoder.
     static func event(for report: OwnedAdvertisingReport) throws -> [UInt8] {
         switch report.origin {
-        case .legacyReport, .directedReport, .linkLayer:
+        case .legacyReport, .directedReport, .linkLayer, .bluezDevice:
             return HCIEventEncoder.h4(try HCIEventEncoder.advertisingReport([report]))
         case .extendedReport:
             return HCIEventEncoder.h4(try HCIEventEncoder.extendedAdvertisingReport([report]))

@@ -90,6 +90,9 @@ public enum ReportOrigin: Hashable, Sendable {
     case extendedReport
     case directedReport
     case linkLayer
+    /// BlueZ's D-Bus device properties (the `bluez` backend): the AD structures are rebuilt
+    /// from them, and the PDU kind is not known.
+    case bluezDevice
 }
 
 /// One advertising report, borrowed from the buffer it was decoded from.

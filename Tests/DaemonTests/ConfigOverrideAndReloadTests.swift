@@ -53,7 +53,8 @@ import Testing
             backend: "replay", adapter: "hci3", companyID: "17", replay: capture, speed: "max", loop: true,
             remoteURL: "file:///tmp/state.json", pollInterval: "1", timeout: "0.5", staleAfter: "7",
             policy: "beacon-first", minRSSI: "-100", zones: "9", socket: "/tmp/x.sock", stateDir: "/tmp/s",
-            record: "/tmp/r", logLevel: "trace")
+            record: "/tmp/r", logLevel: "trace", active: true, scanIntervalMs: "200", scanWindowMs: "50",
+            recordMaxMB: "7", recordKeep: "2")
         #expect(Set(overrides.values.map(\.key)) == Set(ConfigKey.allCases.filter { $0.flag != nil }))
         for (key, _) in overrides.values {
             #expect(ConfigKey.forFlag(key.flag!) == key)
@@ -70,12 +71,27 @@ import Testing
         #expect(configuration.fusion.policy == .beaconFirst)
         #expect(configuration.log.level == .trace)
         #expect(configuration.describe(.scannerCompanyID) == "0x11")
+        #expect(configuration.scanner.active)
+        #expect(configuration.scanner.scanIntervalMs == 200)
+        #expect(configuration.scanner.scanWindowMs == 50)
+        #expect(configuration.record.maxMB == 7)
+        #expect(configuration.record.keep == 2)
+    }
+
+    @Test func aScanWindowLongerThanTheIntervalIsRefused() {
+        #expect {
+            try DaemonOverrides(scanIntervalMs: "50", scanWindowMs: "60").applied(to: DaemonConfiguration())
+        } throws: { error in
+            "\(error)".contains("--scan-window-ms (scanner.scan_window_ms): the scan window (60 ms) is longer than the scan interval (50 ms")
+        }
     }
 
     @Test func flagNamesDocumentedInTheIssueAllExist() {
         let flags = ["--backend", "--adapter", "--replay", "--speed", "--loop", "--remote-url", "--poll-interval",
                      "--timeout", "--stale-after", "--policy", "--min-rssi", "--zones", "--socket", "--state-dir",
-                     "--record", "--log-level", "--company-id"]
+                     "--record", "--log-level", "--company-id",
+                     // The live-scanning issue's.
+                     "--active", "--scan-interval-ms", "--scan-window-ms", "--record-max-mb", "--record-keep"]
         #expect(Set(flags) == Set(ConfigKey.allCases.compactMap(\.flag)))
         #expect(ConfigKey.forFlag("--socket") == .socketPath)
         #expect(ConfigKey.forFlag("--record") == .recordPath)

@@ -93,10 +93,21 @@ import Testing
         #expect(result.stderr.contains("fusion.min_rsi"))
     }
 
-    @Test func liveScanningBackendsSayTheyAreNotAvailableYet() throws {
-        let result = try BeacondProcess.run(["run", "--socket", BeacondProcess.temporaryFile("x.sock")])
+    /// The default backend is hci: without Bluetooth in the kernel the daemon says so and exits 1,
+    /// rather than running without a scanner (or with demo data).
+    @Test(.enabled(if: Self.kernelLacksBluetooth, "this kernel has Bluetooth; the no-Bluetooth error cannot happen"))
+    func theDefaultHCIBackendOnAKernelWithoutBluetoothSaysSoAndExits() throws {
+        let result = try BeacondProcess.run(["run", "--socket", BeacondProcess.temporaryFile("x.sock"),
+                                             "--state-dir", BeacondProcess.temporaryFile("state")])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("hci backend"))
+        #expect(result.stderr.contains("beacond run: this kernel has no Bluetooth support"))
+        #expect(result.stderr.contains("scanner hci down"))
+    }
+
+    static var kernelLacksBluetooth: Bool {
+        let fd = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
+        if fd >= 0 { close(fd) }
+        return fd < 0 && errno == EAFNOSUPPORT
     }
 
     @Test func aSecondDaemonOnTheSameSocketRefusesToStart() throws {

@@ -7,7 +7,9 @@ import ArgumentParser
 /// 1. Latency: `--rate` reports/s for `--duration` s with `--subscribers` connected; every 10 ms
 ///    one report changes the published state. Submit to each subscriber's read: p99 < 1 ms.
 /// 2. Fan-out: `--fanout-changes` changes 100 ms apart to `--fanout-subscribers`: p99 < 50 ms.
-/// 3. Idle: the daemon binary replays a small capture at max speed, then holds its state with
+/// 3. HCI path (`--only hci`): `--hci-rate` LE Advertising Report events/s through a socketpair,
+///    the real HCI reader thread and `HubAdvertisementSink` into the hub: reader + loop < 50 % of a core.
+/// 4. Idle: the daemon binary replays a small capture at max speed, then holds its state with
 ///    10 subscribers: CPU over `--idle-seconds` < 1 %, RSS < 30 MB.
 struct BenchDaemonCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,16 +36,20 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(name: .customLong("idle-seconds"), help: "Seconds the idle daemon is watched.")
     var idleSeconds: Double = 10
 
-    @Option(help: "Runs to do: all, latency, fanout or idle (comma-separated).")
+    @Option(name: .customLong("hci-rate"), help: "Reports per second in the HCI path run.")
+    var hciRate: Int = 50_000
+
+    @Option(help: "Runs to do: all, latency, fanout, hci or idle (comma-separated).")
     var only: String = "all"
 
     func validate() throws {
-        guard duration > 0, rate > 0, subscribers > 0, fanoutSubscribers > 0, fanoutChanges > 0, idleSeconds > 0 else {
+        guard duration > 0, rate > 0, subscribers > 0, fanoutSubscribers > 0, fanoutChanges > 0, idleSeconds > 0,
+              hciRate > 0 else {
             throw ValidationError("every figure must be positive")
         }
-        let known: Set<Substring> = ["all", "latency", "fanout", "idle"]
+        let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle"]
         guard only.split(separator: ",").allSatisfy({ known.contains($0) }) else {
-            throw ValidationError("--only takes all, latency, fanout or idle")
+            throw ValidationError("--only takes all, latency, fanout, hci or idle")
         }
     }
 
@@ -84,6 +90,17 @@ struct BenchDaemonCommand: ParsableCommand {
             print("          ... of which loop CPU: \(result.ingestCPU?.line ?? "-")")
             print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("fan-out") }
+        }
+
+        if wanted("hci") {
+            let result = try HCIPathBench.run(rate: hciRate, seconds: duration)
+            for (name, phase) in [("paced, 1 ms ticks", result.paced), ("paced, 0.1 ms ticks", result.finePaced),
+                                  ("unpaced", result.unpaced)] {
+                print("hci path  \(name): \(phase.written) reports written in \(format(phase.seconds, decimals: 2)) s, \(phase.delivered) delivered (\(Int(phase.deliveredRate)) reports/s), \(phase.ingested) GeoRacing signals ingested, \(phase.dropped) dropped")
+                print("          CPU: reader thread \(format(phase.readerCPU, decimals: 1)) % + hub loop \(format(phase.loopCPU, decimals: 1)) % = \(format(phase.cpu, decimals: 1)) % of one core")
+            }
+            print("          malformed \(result.malformed); target \(result.rate) reports/s at < 50 % of one core: \(result.met ? "met" : "MISSED")")
+            if !result.met { missed.append("hci path") }
         }
 
         if wanted("idle") {

@@ -80,7 +80,7 @@ struct ReplayCommand: ParsableCommand {
             output: output)
         let started = MonotonicClock.micros()
         var failed = false
-        if !json { output.write(ReportFormatter.tableHeader + "\n") }
+        session.printer.printHeader()
         for path in captures {
             do throws(CaptureError) {
                 try session.replay(path: path)

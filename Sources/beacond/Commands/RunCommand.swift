@@ -83,7 +83,7 @@ struct RunCommand: AsyncParsableCommand {
             let daemon = try Daemon(configuration: configuration, configurationPath: path, overrides: overrides,
                                     levelControl: levelControl, logger: logger)
             try await daemon.run()
-        } catch let error as DaemonStartError {
+        } catch {
             printError("beacond run: \(error)")
             throw ExitCode(1)
         }

@@ -80,8 +80,6 @@ struct ScanCommand: AsyncParsableCommand {
             printError("beacond scan: \(error)")
             throw ExitCode(1)
         }
-        if !json { output.write(ReportFormatter.tableHeader + "\n") }
-        output.flush()
 
         let started = MonotonicClock.micros()
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)

@@ -143,8 +143,10 @@ final class Daemon {
             _ = notifier.status("\(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \(beacons) beacons")
         }
         let scanSink = scanSink
+        let scanner = backend as? ScannerStatusWriting
         hub.statusProviders.append { writer in
             scanSink?.writeStatus(into: &writer)
+            scanner?.writeStatus(into: &writer)
             poller?.writeStatus(into: &writer)
         }
         try await hub.eventLoop.submit { hub.start() }.get()

@@ -13,6 +13,7 @@ struct ReportPrinter {
     private(set) var signals = 0
     private(set) var rejections: [GeoRacingRejection: Int] = [:]
     private var writer = JSONWriter(capacity: 4096)
+    private var headerPrinted = false
 
     init(formatter: ReportFormatter, all: Bool, json: Bool, output: OutputStream) {
         self.formatter = formatter
@@ -36,8 +37,16 @@ struct ReportPrinter {
             output.write(writer.bytes)
             writer.bytes.removeAll(keepingCapacity: true)
         } else {
+            printHeader()
             output.write(formatter.row(report, match: match) + "\n")
         }
+    }
+
+    /// The table's header line, once (tables only).
+    mutating func printHeader() {
+        guard !json, !headerPrinted else { return }
+        headerPrinted = true
+        output.write(ReportFormatter.tableHeader + "\n")
     }
 
     /// "N GeoRacing signals, rejected: bad_length=0, ..." for the summaries on stderr.

@@ -1,6 +1,18 @@
 import Logging
 import ServiceLifecycle
 
+/// A live backend that adds its own counters to status replies (read on the hub's event loop
+/// while the backend runs on its own thread, so they are atomics).
+protocol ScannerStatusWriting: Sendable {
+    func writeStatus(into writer: inout JSONWriter)
+}
+
+extension HCIScannerBackend: ScannerStatusWriting {}
+
+extension BlueZScannerBackend: ScannerStatusWriting {
+    func writeStatus(into writer: inout JSONWriter) { counters.writeStatus(into: &writer) }
+}
+
 /// Builds the live scanner backend a configuration names, feeding `sink`. The replay backend
 /// is not live and is built by the daemon itself.
 ///
@@ -13,9 +25,26 @@ enum LiveScanner {
     ) throws -> any Service {
         switch scanner.backend {
         case .hci:
-            throw DaemonStartError(description: "the hci backend is not available in this build yet")
+            let configuration = HCIScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter)
+            do {
+                // Checked before the recorder rotates any file.
+                try configuration.validate()
+                let recorder = try record.path.map { path throws(BTSnoopRecorderError) in
+                    try BTSnoopRecorder(path: path, maxBytes: record.maxMB * 1_048_576, keep: record.keep,
+                                        logger: logger)
+                }
+                return try HCIScannerBackend(configuration: configuration, sink: sink, recorder: recorder,
+                                             logger: logger)
+            } catch {
+                throw DaemonStartError(description: "\(error)")
+            }
         case .bluez:
-            throw DaemonStartError(description: "the bluez backend is not available in this build yet")
+            if record.path != nil {
+                throw DaemonStartError(description: "--record needs raw HCI; the bluez backend has none: use --backend hci")
+            }
+            return BlueZScannerBackend(
+                configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),
+                sink: sink, logger: logger)
         case .replay:
             throw DaemonStartError(description: "the replay backend is not a live scanner")
         }

@@ -6,6 +6,8 @@ import Synchronization
 final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sendable {
     private var printer: ReportPrinter
     private let readerGoneFlag = Atomic<Bool>(false)
+    /// Until the scanner first comes up, a failure is the command's error, printed once by it.
+    private var cameUp = false
 
     init(printer: ReportPrinter) {
         self.printer = printer
@@ -24,6 +26,8 @@ final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sendable {
     }
 
     func scannerStateChanged(_ state: ScannerStatus.State, detail: String?) {
+        if state == .up { cameUp = true }
+        guard cameUp else { return }
         printer.output.flush()
         printError("beacond scan: scanner \(state.rawValue)\(detail.map { ": \(TerminalText.escaped($0))" } ?? "")")
     }
