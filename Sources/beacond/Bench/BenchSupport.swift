@@ -193,10 +193,14 @@ extension String {
     }
 }
 
-/// Reads the state lines every subscriber receives, on one thread, over poll(2): stamps each
-/// read with CLOCK_MONOTONIC and records, per subscriber and per expected change, when its
-/// line arrived. Change `k` (1-based) is the state with `seq == baseSeq + k` and mode
-/// `expectedMode(k)`.
+/// Reads the state lines every subscriber receives: stamps each read with CLOCK_MONOTONIC and
+/// records, per subscriber and per expected change, when its line arrived. Change `k` (1-based)
+/// is the state with `seq == baseSeq + k` and mode `expectedMode(k)`.
+///
+/// The subscribers are split over `threads` reader threads, each waiting in poll(2) on its share.
+/// One thread per subscriber models what the daemon serves: kiosks are separate processes, each
+/// blocked on its own socket. One thread for all of them instead measures a single client that
+/// scans every socket on each wakeup, whose own cost grows with the number of sockets.
 final class BenchSubscriberReader: @unchecked Sendable {
     let descriptors: [Int32]
     let changes: Int
@@ -207,18 +211,21 @@ final class BenchSubscriberReader: @unchecked Sendable {
     /// Pairs seen so far (readable from other threads).
     let observed = Atomic<Int>(0)
     private let stopFlag = Atomic<Bool>(false)
-    // Owned by the reader thread; read after `join()`.
-    private(set) var wrongMode = 0
-    private(set) var unexpectedSeq = 0
-    private(set) var otherLines = 0
-    private(set) var closedEarly = 0
-    private(set) var pollWakeups = 0
-    private var thread: BenchThread?
+    private let wrongModes = Atomic<Int>(0)
+    private let unexpectedSeqs = Atomic<Int>(0)
+    private let closedEarlyCount = Atomic<Int>(0)
+    let threadCount: Int
+    private var threads: [BenchThread] = []
 
-    init(descriptors: [Int32], changes: Int, baseSeq: Int, expectedMode: (Int) -> String) {
+    var wrongMode: Int { wrongModes.load(ordering: .relaxed) }
+    var unexpectedSeq: Int { unexpectedSeqs.load(ordering: .relaxed) }
+    var closedEarly: Int { closedEarlyCount.load(ordering: .relaxed) }
+
+    init(descriptors: [Int32], changes: Int, baseSeq: Int, threads: Int, expectedMode: (Int) -> String) {
         self.descriptors = descriptors
         self.changes = changes
         self.baseSeq = baseSeq
+        threadCount = max(1, min(threads, descriptors.count))
         expectedModes = (0...changes).map { Array(expectedMode($0).utf8) }
         let slots = max(1, descriptors.count * changes)
         arrivals = .allocate(capacity: slots)
@@ -230,15 +237,18 @@ final class BenchSubscriberReader: @unchecked Sendable {
     }
 
     func start() {
-        thread = BenchThread { [self] in run() }
+        threads = (0..<threadCount).map { shard in
+            BenchThread { [self] in
+                run(subscribers: Array(stride(from: shard, to: descriptors.count, by: threadCount)))
+            }
+        }
     }
 
-    /// Stops the thread and waits for it.
+    /// Stops the threads and waits for them.
     func stop() {
         stopFlag.store(true, ordering: .relaxed)
-        thread?.join()
+        for thread in threads { thread.join() }
     }
-
     /// Waits until every (change × subscriber) pair was seen or `deadline` (nanoseconds) passes.
     func waitForAll(deadline: Int64) {
         let expected = descriptors.count * changes
@@ -274,27 +284,26 @@ final class BenchSubscriberReader: @unchecked Sendable {
         return (pairs, firstSubscriber, lastSubscriber)
     }
 
-    private func run() {
-        var polls = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        var pending = [[UInt8]](repeating: [], count: descriptors.count)
+    private func run(subscribers: [Int]) {
+        var polls = subscribers.map { pollfd(fd: descriptors[$0], events: Int16(POLLIN), revents: 0) }
+        var pending = [[UInt8]](repeating: [], count: subscribers.count)
         let chunkSize = 64 * 1024
         let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { chunk.deallocate() }
         while !stopFlag.load(ordering: .relaxed) {
             let ready = poll(&polls, nfds_t(polls.count), 20)
             if ready <= 0 { continue }
-            pollWakeups += 1
             for index in polls.indices where polls[index].revents != 0 {
                 let count = recv(polls[index].fd, chunk, chunkSize, Int32(MSG_DONTWAIT))
                 let now = BenchClock.nanos()
                 if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
-                    closedEarly += 1
+                    closedEarlyCount.add(1, ordering: .relaxed)
                     polls[index].fd = -1
                     continue
                 }
                 if count < 0 { continue }
                 pending[index].append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
-                consumeLines(&pending[index], subscriber: index, at: now)
+                consumeLines(&pending[index], subscriber: subscribers[index], at: now)
             }
         }
     }
@@ -317,12 +326,12 @@ final class BenchSubscriberReader: @unchecked Sendable {
     }
 
     private func handle(_ line: ArraySlice<UInt8>, subscriber: Int, at now: Int64) {
-        guard line.starts(with: Self.statePrefix) else {
-            otherLines += 1
+        guard line.starts(with: Self.statePrefix) else { return }
+        // The top-level seq and mode come before the nested beacon's.
+        guard let seqRange = line.firstRange(of: Self.seqKey) else {
+            unexpectedSeqs.add(1, ordering: .relaxed)
             return
         }
-        // The top-level seq and mode come before the nested beacon's.
-        guard let seqRange = line.firstRange(of: Self.seqKey) else { return unexpectedSeq += 1 }
         var seq = 0
         var cursor = seqRange.upperBound
         while cursor < line.endIndex, line[cursor] >= UInt8(ascii: "0"), line[cursor] <= UInt8(ascii: "9") {
@@ -330,10 +339,18 @@ final class BenchSubscriberReader: @unchecked Sendable {
             cursor += 1
         }
         let change = seq - baseSeq
-        guard change >= 1, change <= changes else { return unexpectedSeq += 1 }
-        guard let modeRange = line.firstRange(of: Self.modeKey) else { return wrongMode += 1 }
+        guard change >= 1, change <= changes else {
+            unexpectedSeqs.add(1, ordering: .relaxed)
+            return
+        }
+        guard let modeRange = line.firstRange(of: Self.modeKey) else {
+            wrongModes.add(1, ordering: .relaxed)
+            return
+        }
         let modeEnd = line[modeRange.upperBound...].firstIndex(of: UInt8(ascii: "\"")) ?? line.endIndex
-        if !line[modeRange.upperBound..<modeEnd].elementsEqual(expectedModes[change]) { wrongMode += 1 }
+        if !line[modeRange.upperBound..<modeEnd].elementsEqual(expectedModes[change]) {
+            wrongModes.add(1, ordering: .relaxed)
+        }
         let slot = subscriber * changes + (change - 1)
         if arrivals[slot] == 0 {
             arrivals[slot] = now

@@ -190,6 +190,7 @@ final class BenchTimeline: @unchecked Sendable {
 
 struct LatencyResult {
     var subscribers: Int
+    var readerThreads: Int
     var rate: Int
     var duration: Double
     var reports: Int
@@ -217,7 +218,8 @@ struct LatencyResult {
 enum LatencyBench {
     /// `rate` reports/s for `duration` s into the pipeline with `subscribers` connected; every
     /// `changeEvery`-th report changes the published state.
-    static func run(subscribers: Int, rate: Int, duration: Double, changeInterval: Double = 0.010) throws -> LatencyResult {
+    static func run(subscribers: Int, rate: Int, duration: Double, readerThreads: Int,
+                    changeInterval: Double = 0.010) throws -> LatencyResult {
         let pipeline = try BenchPipeline()
         defer { pipeline.close() }
         let baseSeq = try pipeline.warmUp()
@@ -229,7 +231,7 @@ enum LatencyBench {
         let changes = total / changeEvery
         let timeline = BenchTimeline(capacity: changes)
         let reader = BenchSubscriberReader(descriptors: clients.map(\.descriptor), changes: changes, baseSeq: baseSeq,
-                                           expectedMode: BenchPipeline.expectedMode)
+                                           threads: readerThreads, expectedMode: BenchPipeline.expectedMode)
         reader.start()
 
         let loopTID = try pipeline.loopThreadID()
@@ -280,7 +282,8 @@ enum LatencyBench {
             loopCPU = Double(b - a) / BenchProc.ticksPerSecond / (Double(after - before) / 1e9) * 100
         }
         return LatencyResult(
-            subscribers: subscribers, rate: rate, duration: duration, reports: timeline.reports,
+            subscribers: subscribers, readerThreads: reader.threadCount, rate: rate, duration: duration,
+            reports: timeline.reports,
             ingested: figures.signals - BenchPipeline.backgroundBeacons,
             achievedRate: Double(timeline.reports) / (Double(ingestedAt - timeline.startedAt) / 1e9),
             producerLag: BenchStats(timeline.lags), changes: timeline.changes,
@@ -296,6 +299,7 @@ enum LatencyBench {
 
 struct FanOutResult {
     var subscribers: Int
+    var readerThreads: Int
     var changes: Int
     var observed: Int
     var connectSeconds: Double
@@ -313,7 +317,7 @@ struct FanOutResult {
 }
 
 enum FanOutBench {
-    static func run(subscribers: Int, changes: Int, spacing: Double = 0.100) throws -> FanOutResult {
+    static func run(subscribers: Int, changes: Int, readerThreads: Int, spacing: Double = 0.100) throws -> FanOutResult {
         let limit = TrackStateServer.raiseOpenFileLimit()
         // Both ends of every connection live in this process.
         guard limit >= 2 * subscribers + 64 else {
@@ -329,7 +333,7 @@ enum FanOutBench {
 
         let timeline = BenchTimeline(capacity: changes)
         let reader = BenchSubscriberReader(descriptors: clients.map(\.descriptor), changes: changes, baseSeq: baseSeq,
-                                           expectedMode: BenchPipeline.expectedMode)
+                                           threads: readerThreads, expectedMode: BenchPipeline.expectedMode)
         reader.start()
         let start = BenchClock.nanos() + 20_000_000
         for change in 1...max(1, changes) {
@@ -343,7 +347,7 @@ enum FanOutBench {
         let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
         let (pickup, ingest, ingestCPU) = timeline.breakdown(changes)
         return FanOutResult(
-            subscribers: subscribers, changes: changes, observed: reader.observed.load(ordering: .relaxed),
+            subscribers: subscribers, readerThreads: reader.threadCount, changes: changes, observed: reader.observed.load(ordering: .relaxed),
             connectSeconds: connectSeconds, stats: BenchStats(pairs), firstSubscriber: BenchStats(first),
             lastSubscriber: BenchStats(last), pickup: pickup, ingest: ingest, ingestCPU: ingestCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode,

@@ -39,12 +39,16 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(name: .customLong("hci-rate"), help: "Reports per second in the HCI path run.")
     var hciRate: Int = 50_000
 
+    @Option(name: .customLong("reader-threads"),
+            help: "Threads reading the subscribers' sockets; 0: one per subscriber, like separate kiosk processes.")
+    var readerThreads: Int = 0
+
     @Option(help: "Runs to do: all, latency, fanout, hci or idle (comma-separated).")
     var only: String = "all"
 
     func validate() throws {
-        guard duration > 0, rate > 0, subscribers > 0, fanoutSubscribers > 0, fanoutChanges > 0, idleSeconds > 0,
-              hciRate > 0 else {
+        guard duration > 0, rate > 0, readerThreads >= 0, subscribers > 0, fanoutSubscribers > 0, fanoutChanges > 0,
+              idleSeconds > 0, hciRate > 0 else {
             throw ValidationError("every figure must be positive")
         }
         let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle"]
@@ -63,8 +67,9 @@ struct BenchDaemonCommand: ParsableCommand {
         print("beacond bench-daemon: \(BenchProc.read("/proc/cpuinfo").map { Self.cores($0) } ?? "?") cores, load \(BenchProc.loadAverage())")
 
         if wanted("latency") {
-            let result = try LatencyBench.run(subscribers: subscribers, rate: rate, duration: duration)
-            print("latency   \(result.subscribers) subscribers, \(result.rate) reports/s for \(format(result.duration, decimals: 1)) s")
+            let result = try LatencyBench.run(subscribers: subscribers, rate: rate, duration: duration,
+                                              readerThreads: readerThreads == 0 ? subscribers : readerThreads)
+            print("latency   \(result.subscribers) subscribers (read by \(result.readerThreads) threads), \(result.rate) reports/s for \(format(result.duration, decimals: 1)) s")
             print("          \(result.reports) reports submitted, \(result.ingested) ingested, achieved \(Int(result.achievedRate)) reports/s; producer lag \(result.producerLag.map { "p99 \(BenchStats.ms($0.p99)) max \(BenchStats.ms($0.max))" } ?? "-")")
             print("          \(result.changes) changes (\(result.published) published in all), \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \(result.unexpected), disconnected \(result.disconnected)")
             print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
@@ -79,8 +84,9 @@ struct BenchDaemonCommand: ParsableCommand {
         }
 
         if wanted("fanout") {
-            let result = try FanOutBench.run(subscribers: fanoutSubscribers, changes: fanoutChanges)
-            print("fan-out   \(result.subscribers) subscribers (connected in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart")
+            let result = try FanOutBench.run(subscribers: fanoutSubscribers, changes: fanoutChanges,
+                                             readerThreads: readerThreads == 0 ? fanoutSubscribers : readerThreads)
+            print("fan-out   \(result.subscribers) subscribers (read by \(result.readerThreads) threads; connected in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart")
             print("          \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), disconnected \(result.disconnected)")
             print("          submit → read: \(result.stats?.line ?? "none observed")")
             print("          first subscriber per change: \(result.firstSubscriber?.line ?? "-")")
