@@ -69,3 +69,74 @@ import Testing
         #expect(result.stderr.contains("--record needs raw HCI; the bluez backend has none: use --backend hci"))
     }
 }
+
+/// `beacond scan --backend bluez` against the same mock: the staff tool prints what the air holds
+/// in replay's JSON shape.
+@Suite(.serialized) struct ScanBlueZTests {
+    @Test func scanPrintsEachAdvertisementAsReplayWouldAndStopsAfterItsDuration() throws {
+        let bluez = try MockBlueZ()
+        let process = Process()
+        process.executableURL = BeacondProcess.executable
+        process.arguments = ["scan", "--backend", "bluez", "--adapter", "hci0", "--json", "--duration", "4"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bluez.address
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let stderrText = LockedText()
+        err.fileHandleForReading.readabilityHandler = { handle in stderrText.append(handle.availableData) }
+        try process.run()
+        #expect(MockBlueZ.poll(within: 5) { stderrText.text.contains("scanner up") }, "stderr: \(stderrText.text)")
+
+        let device = try bluez.addDevice("C0:FF:EE:00:00:07")
+        let frame = GeoRacingSignal.circuit(zone: 7, mode: .safetyCar, sequence: 42, ttl: 20).encoded()
+        try bluez.advertise(device, frame: frame, rssi: -61)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        err.fileHandleForReading.readabilityHandler = nil
+        #expect(process.terminationStatus == 0)
+
+        let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n")
+        let report = try #require(lines.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["addr"] as? String == "C0:FF:EE:00:00:07" }, "stdout: \(lines)")
+        #expect(report["rssi"] as? Int == -61)
+        let mfr = try #require((report["mfr"] as? [[String: Any]])?.first)
+        #expect(mfr["company"] as? Int == 0x1234)
+        #expect(mfr["data"] as? String == frame.map { String(format: "%02x", $0) }.joined())
+        let signal = try #require(report["signal"] as? [String: Any])
+        #expect(signal["zone"] as? Int == 7)
+        #expect(signal["mode"] as? String == "safety_car")
+        #expect(signal["seq"] as? Int == 42)
+        #expect(stderrText.text.contains("GeoRacing signals"), "the summary line: \(stderrText.text)")
+    }
+
+    @Test func scanFailsAtOnceWhenTheAdapterIsMissing() throws {
+        let bluez = try MockBlueZ()
+        let process = Process()
+        process.executableURL = BeacondProcess.executable
+        process.arguments = ["scan", "--backend", "bluez", "--adapter", "hci7"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bluez.address
+        process.environment = environment
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(stderr.contains("hci7"), "stderr: \(stderr)")
+    }
+}
+
+/// Text appended from a pipe's handler thread and read from the test's.
+final class LockedText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
+    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+}
