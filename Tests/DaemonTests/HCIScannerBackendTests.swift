@@ -328,7 +328,7 @@ final class HCIHarness: Sendable {
         let harness = try HCIHarness([controller])
         // Threads inherit their creator's signal mask, and Swift's worker threads block signals:
         // start the backend from a thread that lets SIGUSR2 through.
-        TestThread {
+        TestThread.start {
             var unblock = sigset_t()
             sigemptyset(&unblock)
             sigaddset(&unblock, SIGUSR2)
@@ -424,15 +424,18 @@ final class HCIHarness: Sendable {
 
     @Test func reportsKeepTheWatchdogQuiet() async throws {
         let controller = FakeController()
-        // Reports every 50 ms against a 1 s watchdog: generous, as the whole suite runs in parallel.
-        let harness = try HCIHarness([controller]) { $0.silenceRestart = 1_000_000 }
+        // Reports every 40 ms for 1.2 s against a 400 ms watchdog, sent from a thread of their own
+        // so that the suite's other tests cannot delay them.
+        let harness = try HCIHarness([controller]) { $0.silenceRestart = 400_000 }
         harness.start()
         #expect(await harness.sink.waitForState(.up))
-        for index in 0..<14 {
-            controller.inject(FakeController.legacyEvent([FakeController.report(UInt64(index + 1), data: [])]))
-            try await Task.sleep(for: .milliseconds(50))
+        TestThread.start {
+            for index in 0..<30 {
+                controller.inject(FakeController.legacyEvent([FakeController.report(UInt64(index + 1), data: [])]))
+                usleep(40_000)
+            }
         }
-        #expect(await harness.sink.waitForReports(14))
+        #expect(await harness.sink.waitForReports(30))
         #expect(harness.backend.counters.snapshot.restarts == 0)
         #expect(controller.commands.count == 5)
         #expect(await harness.stop() == nil)

@@ -49,7 +49,7 @@ final class FakeController: @unchecked Sendable {
         precondition(result == 0, "socketpair: \(errno)")
         transport = DescriptorHCITransport(descriptor: pair[0], deviceID: deviceID)
         core = Core(descriptor: pair[1], script: script)
-        TestThread { [core] in core.serve() }
+        TestThread.start { [core] in core.serve() }
     }
 
     deinit { core.close() }
@@ -262,24 +262,11 @@ final class FlakyTransport: HCITransport, @unchecked Sendable {
     func close() { inner.close() }
 }
 
-/// A POSIX thread for test helpers.
-final class TestThread {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
+/// A detached thread for test helpers (a fake controller, a signal sender).
+enum TestThread {
     @discardableResult
-    init(_ body: @escaping @Sendable () -> Void) {
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, box)
-        precondition(result == 0)
-        pthread_detach(thread)
+    static func start(_ body: @escaping @Sendable () -> Void) -> PosixThread? {
+        try? PosixThread.start(detached: true, body)
     }
 }
 

@@ -33,30 +33,14 @@ enum BenchClock {
     }
 }
 
-/// A POSIX thread running one closure; `join()` waits for it (and orders its writes before the caller's reads).
-final class BenchThread {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    private var thread = pthread_t()
-    private var joined = false
-
-    init(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&thread, nil, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
-        precondition(result == 0, "pthread_create failed: \(result)")
-    }
-
-    func join() {
-        guard !joined else { return }
-        joined = true
-        pthread_join(thread, nil)
+/// A benchmark's thread: one that must start, or the benchmark cannot run.
+enum BenchThread {
+    static func start(_ body: @escaping @Sendable () -> Void) -> PosixThread {
+        do {
+            return try PosixThread.start(detached: false, body)
+        } catch {
+            fatalError("pthread_create failed: \(errnoText(error.code))")
+        }
     }
 }
 
@@ -215,7 +199,7 @@ final class BenchSubscriberReader: @unchecked Sendable {
     private let unexpectedSeqs = Atomic<Int>(0)
     private let closedEarlyCount = Atomic<Int>(0)
     let threadCount: Int
-    private var threads: [BenchThread] = []
+    private var threads: [PosixThread] = []
 
     var wrongMode: Int { wrongModes.load(ordering: .relaxed) }
     var unexpectedSeq: Int { unexpectedSeqs.load(ordering: .relaxed) }
@@ -238,7 +222,7 @@ final class BenchSubscriberReader: @unchecked Sendable {
 
     func start() {
         threads = (0..<threadCount).map { shard in
-            BenchThread { [self] in
+            BenchThread.start { [self] in
                 run(subscribers: Array(stride(from: shard, to: descriptors.count, by: threadCount)))
             }
         }

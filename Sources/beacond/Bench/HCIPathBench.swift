@@ -158,12 +158,12 @@ private final class BenchController: @unchecked Sendable {
     private let descriptor: Int32
     private let events: [[UInt8]]
     private let responder = Atomic<Bool>(true)
-    private var thread: BenchThread?
+    private var thread: PosixThread?
 
     init(descriptor: Int32, events: [[UInt8]]) {
         self.descriptor = descriptor
         self.events = events
-        thread = BenchThread { [self] in answerCommands() }
+        thread = BenchThread.start { [self] in answerCommands() }
     }
 
     /// Writes events at `rate` per second (nil: as fast as the reader takes them) for `seconds`,

@@ -239,7 +239,7 @@ enum LatencyBench {
         let loopTicksBefore = loopStat.flatMap { BenchProc.cpuTicks(statPath: $0) }
         let before = BenchClock.nanos()
 
-        let producer = BenchThread { [pipeline, timeline] in
+        let producer = BenchThread.start { [pipeline, timeline] in
             let interval = 1_000_000_000.0 / Double(rate)
             let start = BenchClock.nanos() + 5_000_000
             timeline.startedAt = start

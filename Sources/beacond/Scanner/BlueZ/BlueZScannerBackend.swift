@@ -309,6 +309,11 @@ private final class BlueZScanLoop {
     private func forgetConnection() {
         connection = nil
         bluezOwner = []
+        forgetAdapter()
+    }
+
+    /// Forgets the adapter, its discovery and monitor, and the devices under it.
+    private func forgetAdapter() {
         pendingRegistration?.cancel()
         pendingRegistration = nil
         monitorRegistered = false
@@ -735,12 +740,7 @@ private final class BlueZScanLoop {
     /// The adapter or bluetoothd went away: forget what BlueZ told us, report down, and wait
     /// for it to return (its signal makes the retry immediate).
     private func adapterGone(_ failure: ScannerFailure) {
-        pendingRegistration?.cancel()
-        pendingRegistration = nil
-        monitorRegistered = false
-        scanning = false
-        setAdapter(nil)
-        tracker.removeAll()
+        forgetAdapter()
         down(failure)
     }
 

@@ -83,9 +83,10 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
         shared.withLock { state in
             guard !state.started else { return completion(nil) }
             state.started = true
-            switch ReaderThread.spawn({ [self] in completion(lifecycle()) }) {
-            case .success(let handle): state.thread = handle
-            case .failure(let error): completion(error)
+            do throws(PosixThread.StartError) {
+                state.thread = try PosixThread.start(detached: true) { [self] in completion(lifecycle()) }.handle
+            } catch {
+                completion(.system(adapter: "", operation: "start the reader thread", errno: error.code))
             }
         }
     }
@@ -270,30 +271,5 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
             if ready > 0 { return true }
             if ready < 0, errno == EINTR { counters.interruptions.add(1, ordering: .relaxed) }
         }
-    }
-}
-
-/// A POSIX thread running one closure, detached.
-private enum ReaderThread {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    /// The new thread, or the pthread_create error.
-    static func spawn(_ body: @escaping @Sendable () -> Void) -> Result<pthread_t, HCIScannerError> {
-        var handle = pthread_t()
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&handle, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, box)
-        guard result == 0 else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            return .failure(.system(adapter: "", operation: "start the reader thread", errno: result))
-        }
-        pthread_detach(handle)
-        return .success(handle)
     }
 }
