@@ -79,6 +79,8 @@ struct BenchDaemonCommand: ParsableCommand {
             print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
             print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
             print("          ... of which loop CPU: \(result.ingestCPU?.line ?? "-")")
+            let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)
+            print("          reference, the kernel alone: one thread writing a line to each of the \(result.subscribers) sockets (same readers, no beacond): \(floor?.line ?? "-")")
             print("          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("latency") }
         }
