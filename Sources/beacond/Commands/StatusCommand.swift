@@ -72,7 +72,14 @@ enum StatusReport {
             out += line("", "last error: " + TerminalText.escaped(error))
         }
         if let scanner = status["scanner"] as? [String: Any] {
-            out += line("scanner", text(scanner["backend"]) + " " + text(scanner["state"]))
+            var health = text(scanner["backend"]) + " " + text(scanner["state"])
+            if let hci = status["hci"] as? [String: Any], let mode = hci["mode"] as? String {
+                health += " (\(mode) scanning, \(text(hci["reports"])) reports, \(text(hci["restarts"])) restarts)"
+            }
+            out += line("scanner", health)
+            if let detail = scanner["detail"] as? String {
+                out += line("", TerminalText.escaped(detail))
+            }
         }
         if let server = status["server"] as? [String: Any] {
             var clients = "\(text(server["clients"])) of \(text(server["max_clients"]))"
