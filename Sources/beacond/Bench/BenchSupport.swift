@@ -309,10 +309,33 @@ final class BenchSubscriberReader: @unchecked Sendable {
         }
     }
 
+    /// Where `needle` first occurs in `line`: a plain scan over the bytes (the generic
+    /// `firstRange(of:)` costs microseconds per line, and the reader must not be slower than the
+    /// daemon it measures).
+    private static func find(_ needle: [UInt8], in line: ArraySlice<UInt8>) -> Range<Int>? {
+        guard let first = needle.first else { return nil }
+        return line.withUnsafeBufferPointer { haystack -> Range<Int>? in
+            let last = haystack.count - needle.count
+            guard last >= 0 else { return nil }
+            var index = 0
+            search: while index <= last {
+                if haystack[index] == first {
+                    for offset in 1..<needle.count where haystack[index + offset] != needle[offset] {
+                        index += 1
+                        continue search
+                    }
+                    return (line.startIndex + index)..<(line.startIndex + index + needle.count)
+                }
+                index += 1
+            }
+            return nil
+        }
+    }
+
     private func handle(_ line: ArraySlice<UInt8>, subscriber: Int, at now: Int64) {
         guard line.starts(with: Self.statePrefix) else { return }
         // The top-level seq and mode come before the nested beacon's.
-        guard let seqRange = line.firstRange(of: Self.seqKey) else {
+        guard let seqRange = Self.find(Self.seqKey, in: line) else {
             unexpectedSeqs.add(1, ordering: .relaxed)
             return
         }
@@ -327,7 +350,7 @@ final class BenchSubscriberReader: @unchecked Sendable {
             unexpectedSeqs.add(1, ordering: .relaxed)
             return
         }
-        guard let modeRange = line.firstRange(of: Self.modeKey) else {
+        guard let modeRange = Self.find(Self.modeKey, in: line) else {
             wrongModes.add(1, ordering: .relaxed)
             return
         }
