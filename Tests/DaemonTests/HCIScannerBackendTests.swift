@@ -424,20 +424,30 @@ final class HCIHarness: Sendable {
 
     @Test func reportsKeepTheWatchdogQuiet() async throws {
         let controller = FakeController()
-        // Reports every 40 ms for 1.2 s against a 400 ms watchdog, sent from a thread of their own
-        // so that the suite's other tests cannot delay them.
+        // Reports every 40 ms against a 400 ms watchdog, from a thread of their own that starts
+        // when the scanner is up and goes on until the counters are read: a test task resumed
+        // late (the cooperative pool is shared by the whole suite) must not leave a silent gap.
         let harness = try HCIHarness([controller]) { $0.silenceRestart = 400_000 }
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let sink = harness.sink
+        let done = TestFlag()
         TestThread.start {
-            for index in 0..<30 {
-                controller.inject(FakeController.legacyEvent([FakeController.report(UInt64(index + 1), data: [])]))
+            let deadline = MonotonicClock.micros() + 20_000_000
+            while sink.lastState?.0 != .up {
+                if MonotonicClock.micros() > deadline { return }
+                usleep(1_000)
+            }
+            var index: UInt64 = 0
+            while !done.isSet, MonotonicClock.micros() < deadline {
+                index += 1
+                controller.inject(FakeController.legacyEvent([FakeController.report(index, data: [])]))
                 usleep(40_000)
             }
         }
+        harness.start()
         #expect(await harness.sink.waitForReports(30))
         #expect(harness.backend.counters.snapshot.restarts == 0)
         #expect(controller.commands.count == 5)
+        done.set()
         #expect(await harness.stop() == nil)
     }
 

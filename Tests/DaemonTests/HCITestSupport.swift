@@ -262,6 +262,13 @@ final class FlakyTransport: HCITransport, @unchecked Sendable {
     func close() { inner.close() }
 }
 
+/// A flag a test sets and a helper thread polls.
+final class TestFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+    func set() { flag.store(true, ordering: .relaxed) }
+}
+
 /// A detached thread for test helpers (a fake controller, a signal sender).
 enum TestThread {
     @discardableResult

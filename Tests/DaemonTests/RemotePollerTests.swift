@@ -165,9 +165,11 @@ struct RemoteFetchTests {
         let total = 64 * 1024 * 1024
         try server.respond(["stream_bytes": total])
         let started = ContinuousClock.now
-        let result = try await fetch(RemotePollerConfiguration(url: server.url, timeout: .seconds(5)))
+        let result = try await fetch(RemotePollerConfiguration(url: server.url, timeout: .seconds(20)))
         #expect(result.failure?.kind == .tooLarge)
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Well within the timeout (on a quiet machine, a fraction of a second; the bound leaves
+        // room for the suite's other tests sharing two cores).
+        #expect(ContinuousClock.now - started < .seconds(10))
         // The server learns the client went away long before it could send everything.
         var end: [String: Any]?
         for _ in 0..<300 where end == nil {
