@@ -61,28 +61,12 @@ final class BlueZMockBus: @unchecked Sendable {
 
     func startBus() async throws {
         let config = directory + "/bus.conf"
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>system</type>
-          <listen>unix:path=\(socketPath)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow user="*"/>
-            <allow own="*"/>
-            <allow send_type="method_call"/>
-            <allow send_type="signal"/>
-            <allow send_type="method_return"/>
-            <allow send_type="error"/>
-            <allow receive_type="method_call"/>
-            <allow receive_type="signal"/>
-            <allow receive_type="method_return"/>
-            <allow receive_type="error"/>
-            \(extraPolicy)
-          </policy>
-        </busconfig>
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/test-system-bus.conf")
+        try String(contentsOf: template, encoding: .utf8)
+            .replacingOccurrences(of: "@SOCKET@", with: socketPath)
+            .replacingOccurrences(of: "@EXTRA_POLICY@", with: extraPolicy)
+            .write(toFile: config, atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: socketPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")

@@ -25,27 +25,10 @@ final class MockBlueZ: @unchecked Sendable {
         let socket = directory + "/bus"
         address = "unix:path=" + socket
         let config = directory + "/bus.conf"
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>system</type>
-          <listen>unix:path=\(socket)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow user="*"/>
-            <allow own="*"/>
-            <allow send_type="method_call"/>
-            <allow send_type="signal"/>
-            <allow send_type="method_return"/>
-            <allow send_type="error"/>
-            <allow receive_type="method_call"/>
-            <allow receive_type="signal"/>
-            <allow receive_type="method_return"/>
-            <allow receive_type="error"/>
-          </policy>
-        </busconfig>
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try String(contentsOf: Self.repository.appendingPathComponent("Tests/Fixtures/test-system-bus.conf"), encoding: .utf8)
+            .replacingOccurrences(of: "@SOCKET@", with: socket)
+            .replacingOccurrences(of: "@EXTRA_POLICY@", with: "")
+            .write(toFile: config, atomically: true, encoding: .utf8)
         try launch("/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--nopidfile"])
         guard Self.poll(within: 5, { FileManager.default.fileExists(atPath: socket) }) else {
             throw MockBlueZError("dbus-daemon did not create \(socket)")
