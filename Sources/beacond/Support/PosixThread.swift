@@ -21,8 +21,9 @@ final class PosixThread: @unchecked Sendable {
     }
 
     /// pthread_create failed, with this error number.
-    struct StartError: Error {
+    struct StartError: Error, CustomStringConvertible {
         let code: Int32
+        var description: String { "cannot start a thread: \(errnoText(code))" }
     }
 
     /// Starts `body` on a new thread. `detached`: nobody joins it and its resources go when it ends.

@@ -91,12 +91,10 @@ final class BlueZScannerBackend: Service, Sendable {
 
     func run() async throws {
         let completion = ThreadCompletion()
-        let thread = Thread { [self] in
+        _ = try PosixThread.start(detached: true) { [self] in
             let scanner = BlueZScanLoop(backend: self)
             completion.finish(Result { try scanner.run() })
         }
-        thread.name = "beacond-bluez"
-        thread.start()
         let result = await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await completion.wait()
