@@ -7,6 +7,20 @@ import Testing
 
 /// Reading recordings back, as `beacond replay` does.
 enum HCIRecordingFiles {
+    /// `btmon -r path`: its exit status and what it printed (stdout and stderr).
+    static func btmon(_ path: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/btmon")
+        process.arguments = ["--no-pager", "-r", path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
     struct Record: Equatable {
         var flags: UInt32
         var timestamp: Int64

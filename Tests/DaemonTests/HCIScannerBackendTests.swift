@@ -505,5 +505,11 @@ final class HCIHarness: Sendable {
         #expect(records[12].bytes == [0x01, 0x0C, 0x20, 0x02, 0x00, 0x00])
         // What `beacond replay` sees.
         #expect(try HCIRecordingFiles.reportAddresses(path) == [0xA1, 0xA2])
+        // And BlueZ's own reader (btmon, from Debian's bluez, which `make deps` installs).
+        let btmon = try HCIRecordingFiles.btmon(path)
+        #expect(btmon.status == 0, "btmon: \(btmon.output)")
+        #expect(btmon.output.contains("LE Set Scan Enable"), "btmon: \(btmon.output)")
+        #expect(btmon.output.contains("LE Advertising Report"), "btmon: \(btmon.output)")
+        #expect(btmon.output.contains("00:00:00:00:00:A1"), "btmon: \(btmon.output)")
     }
 }
