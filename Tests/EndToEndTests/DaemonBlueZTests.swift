@@ -23,7 +23,8 @@ import Testing
 
     @Test func aBeaconHeardThroughBlueZIsPublishedAndAnAdapterLossIsSurvived() throws {
         let bluez = try MockBlueZ()
-        let daemon = try BlueZDaemonProcess(bus: bluez)
+        let daemon = try DaemonProcess(["--backend", "bluez", "--adapter", "hci0"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address])
         #expect(daemon.waitForLog("listening on"))
         let client = try LineClient(path: daemon.socket)
         let up = try #require(Self.nextState(client) { Self.scanner($0) == "up" }, "the scanner never came up: \(daemon.logText)")

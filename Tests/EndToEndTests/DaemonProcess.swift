@@ -9,12 +9,18 @@ final class DaemonProcess: @unchecked Sendable {
     private var log = Data()
     private let errPipe = Pipe()
 
-    init(_ arguments: [String], name: String = UUID().uuidString.prefix(8).lowercased()) throws {
+    /// `environment`: variables added to the test's own (the D-Bus tests point
+    /// DBUS_SYSTEM_BUS_ADDRESS at their private bus).
+    init(_ arguments: [String], name: String = UUID().uuidString.prefix(8).lowercased(),
+         environment: [String: String] = [:]) throws {
         directory = BeacondProcess.temporaryFile("daemon-\(name)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socket = directory + "/beacond.sock"
         process.executableURL = BeacondProcess.executable
         process.arguments = ["run", "--socket", socket, "--state-dir", directory] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errPipe
         errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
