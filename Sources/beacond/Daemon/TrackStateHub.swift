@@ -172,16 +172,19 @@ final class TrackStateHub: @unchecked Sendable {
     }
 
     /// The scanner came up, went down or stopped. `detail` (why, for example the adapter is
-    /// gone) shows in status replies and the log; only the state itself is published.
+    /// gone) shows in status replies; only the state itself is published. A new state, or the
+    /// first reason given for one, is logged; a new detail alone (the next retry's delay) only at
+    /// debug level: the backends log their own failures.
     func setScanner(_ state: ScannerStatus.State, detail: String? = nil) {
-        if detail != scannerDetail {
-            scannerDetail = detail
-            if let detail {
-                logger.log(level: state == .down ? .warning : .info,
-                           "scanner \(scanner.backend) \(state.rawValue): \(TerminalText.escaped(detail))")
-            }
+        let stateChanged = scanner.state != state
+        if stateChanged || (scannerDetail == nil && detail != nil) {
+            logger.log(level: state == .down ? .warning : .info,
+                       "scanner \(scanner.backend) \(state.rawValue)\(detail.map { ": " + TerminalText.escaped($0) } ?? "")")
+        } else if detail != scannerDetail, let detail {
+            logger.debug("scanner \(scanner.backend) \(state.rawValue): \(TerminalText.escaped(detail))")
         }
-        guard scanner.state != state else { return }
+        scannerDetail = detail
+        guard stateChanged else { return }
         scanner.state = state
         republish()
     }
