@@ -296,6 +296,8 @@ final class HCIHarness: Sendable {
         #expect(await harness.stop() == nil)
         #expect(harness.backend.counters.snapshot.malformed == 4)
         #expect(harness.backend.counters.snapshot.reports == 1)
+        // The last one is named, for status.
+        #expect(harness.backend.counters.lastMalformed == "Command Complete of 3 bytes, shorter than its 5-byte header")
     }
 
     @Test func interruptedAndWouldBlockCallsAreRetried() async throws {

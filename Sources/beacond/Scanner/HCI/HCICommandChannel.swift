@@ -47,6 +47,16 @@ final class HCIScannerCounters: Sendable {
     /// Times the adapter came back after it was lost.
     let reconnects = Atomic<Int>(0)
     let interruptions = Atomic<Int>(0)
+    /// Why the last malformed packet was skipped, with its byte offset: for status, since a
+    /// live stream logs nothing per packet.
+    private let lastMalformedReason = Mutex<String?>(nil)
+
+    var lastMalformed: String? { lastMalformedReason.withLock { $0 } }
+
+    func recordMalformed(_ reason: String) {
+        malformed.add(1, ordering: .relaxed)
+        lastMalformedReason.withLock { $0 = reason }
+    }
 
     var snapshot: Snapshot {
         Snapshot(events: events.load(ordering: .relaxed), reports: reports.load(ordering: .relaxed),
@@ -110,7 +120,6 @@ final class HCICommandChannel {
     private struct Tally {
         var events = 0
         var reports = 0
-        var malformed = 0
         var interruptions = 0
     }
 
@@ -144,7 +153,6 @@ final class HCICommandChannel {
         if case .drained = end { end = .drained(packets: packets) }
         if tally.events > 0 { counters.events.add(tally.events, ordering: .relaxed) }
         if tally.reports > 0 { counters.reports.add(tally.reports, ordering: .relaxed) }
-        if tally.malformed > 0 { counters.malformed.add(tally.malformed, ordering: .relaxed) }
         if tally.interruptions > 0 { counters.interruptions.add(tally.interruptions, ordering: .relaxed) }
         sink.flush()
         return end
@@ -157,11 +165,11 @@ final class HCICommandChannel {
         let wall = MonotonicClock.wallMicros()
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])
         recorder?.record(packet, sent: false, wallMicros: wall)
-        guard packet[0] == HCIRawSocket.eventPacket else { return }
+        guard let type = packet.first, type == HCIRawSocket.eventPacket else { return }
         tally.events += 1
         guard packet.count >= 3, Int(packet[2]) == packet.count - 3 else {
-            tally.malformed += 1
-            return
+            let declared = packet.count >= 3 ? "\(packet[2])" : "no"
+            return counters.recordMalformed("an event packet of \(packet.count) bytes declares \(declared) parameter bytes (byte 2)")
         }
         let event = UnsafeRawBufferPointer(rebasing: packet[1...])
         switch event[0] {
@@ -174,10 +182,12 @@ final class HCICommandChannel {
             }
             tally.reports += reports
             if reports > 0 { lastReportBoot = boot }
-            if case .malformed = outcome { tally.malformed += 1 }
+            if case .malformed(let error) = outcome { counters.recordMalformed("LE Meta event: \(error)") }
         case HCIEventCode.commandComplete:
             // [0x0E][length][Num_HCI_Command_Packets][opcode LE][status][return parameters]
-            guard event.count >= 5 else { return tally.malformed += 1 }
+            guard event.count >= 5 else {
+                return counters.recordMalformed("Command Complete of \(event.count) bytes, shorter than its 5-byte header")
+            }
             let opcode = UInt16(event[3]) | UInt16(event[4]) << 8
             guard opcode == pendingOpcode else { return }
             let returned = event[5...]
@@ -185,12 +195,14 @@ final class HCICommandChannel {
                                           parameters: Array(returned.dropFirst()))
         case HCIEventCode.commandStatus:
             // [0x0F][length][status][Num_HCI_Command_Packets][opcode LE]
-            guard event.count >= 6 else { return tally.malformed += 1 }
+            guard event.count >= 6 else {
+                return counters.recordMalformed("Command Status of \(event.count) bytes, shorter than its 6 bytes")
+            }
             let opcode = UInt16(event[4]) | UInt16(event[5]) << 8
             guard opcode == pendingOpcode else { return }
             response = HCICommandResponse(status: event[2], parameters: [])
         case HCIRawSocket.stackInternalEvent:
-            handleStackInternal(event, &tally)
+            handleStackInternal(event)
         default:
             break
         }
@@ -198,8 +210,10 @@ final class HCICommandChannel {
 
     /// [0xFD][6][type 0x0001 LE][device event LE][device id LE]: the kernel's note that an
     /// adapter was unregistered (2) or went down (4).
-    private func handleStackInternal(_ event: UnsafeRawBufferPointer, _ tally: inout Tally) {
-        guard event.count >= 8 else { return tally.malformed += 1 }
+    private func handleStackInternal(_ event: UnsafeRawBufferPointer) {
+        guard event.count >= 8 else {
+            return counters.recordMalformed("a stack-internal event of \(event.count) bytes, shorter than its 8 bytes")
+        }
         let type = UInt16(event[2]) | UInt16(event[3]) << 8
         let deviceEvent = UInt16(event[4]) | UInt16(event[5]) << 8
         let device = UInt16(event[6]) | UInt16(event[7]) << 8

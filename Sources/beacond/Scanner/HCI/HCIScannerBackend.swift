@@ -106,6 +106,7 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
         writer.key("events"); writer.int(snapshot.events)
         writer.key("reports"); writer.int(snapshot.reports)
         writer.key("malformed"); writer.int(snapshot.malformed)
+        if let reason = counters.lastMalformed { writer.key("last_malformed"); writer.string(reason) }
         writer.key("restarts"); writer.int(snapshot.restarts)
         writer.key("reconnects"); writer.int(snapshot.reconnects)
         recorder?.writeStatus(into: &writer)
