@@ -188,6 +188,35 @@ final class BenchTimeline: @unchecked Sendable {
 
 // MARK: Latency under load
 
+/// How the changes reached the subscribers, in both the latency and the fan-out run.
+struct DeliveryFigures {
+    /// Submit → read, over every (change, subscriber) pair seen.
+    var stats: BenchStats?
+    var firstSubscriber: BenchStats?
+    var lastSubscriber: BenchStats?
+    var pickup: BenchStats?
+    var ingest: BenchStats?
+    var ingestCPU: BenchStats?
+
+    init(reader: BenchSubscriberReader, timeline: BenchTimeline) {
+        let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
+        (pickup, ingest, ingestCPU) = timeline.breakdown(reader.changes)
+        stats = BenchStats(pairs)
+        firstSubscriber = BenchStats(first)
+        lastSubscriber = BenchStats(last)
+    }
+
+    /// The report's lines, indented under the run's first line.
+    var lines: [String] {
+        ["submit → read: \(stats?.line ?? "none observed")",
+         "first subscriber per change: \(firstSubscriber?.line ?? "-")",
+         "last subscriber per change: \(lastSubscriber?.line ?? "-")",
+         "submit → loop pickup: \(pickup?.line ?? "-")",
+         "ingest + writes to all: \(ingest?.line ?? "-")",
+         "... of which loop CPU: \(ingestCPU?.line ?? "-")"].map { "          " + $0 }
+    }
+}
+
 struct LatencyResult {
     var subscribers: Int
     var readerThreads: Int
@@ -200,19 +229,14 @@ struct LatencyResult {
     var changes: Int
     var observed: Int
     var published: Int
-    var stats: BenchStats?
-    var firstSubscriber: BenchStats?
-    var lastSubscriber: BenchStats?
-    var pickup: BenchStats?
-    var ingest: BenchStats?
-    var ingestCPU: BenchStats?
+    var delivery: DeliveryFigures
     var loopCPU: Double?
     var coalesced: Int
     var wrongMode: Int
     var unexpected: Int
     var disconnected: Int
 
-    var met: Bool { (stats?.p99 ?? .max) < 1_000_000 && observed == changes * subscribers }
+    var met: Bool { (delivery.stats?.p99 ?? .max) < 1_000_000 && observed == changes * subscribers }
 }
 
 enum LatencyBench {
@@ -275,8 +299,6 @@ enum LatencyBench {
         reader.stop()
         let figures = try pipeline.figures()
 
-        let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
-        let (pickup, ingest, ingestCPU) = timeline.breakdown(changes)
         var loopCPU: Double?
         if let a = loopTicksBefore, let b = loopTicksAfter {
             loopCPU = Double(b - a) / BenchProc.ticksPerSecond / (Double(after - before) / 1e9) * 100
@@ -288,8 +310,7 @@ enum LatencyBench {
             achievedRate: Double(timeline.reports) / (Double(ingestedAt - timeline.startedAt) / 1e9),
             producerLag: BenchStats(timeline.lags), changes: timeline.changes,
             observed: reader.observed.load(ordering: .relaxed), published: figures.published,
-            stats: BenchStats(pairs), firstSubscriber: BenchStats(first), lastSubscriber: BenchStats(last),
-            pickup: pickup, ingest: ingest, ingestCPU: ingestCPU, loopCPU: loopCPU,
+            delivery: DeliveryFigures(reader: reader, timeline: timeline), loopCPU: loopCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode, unexpected: reader.unexpectedSeq,
             disconnected: reader.closedEarly + figures.disconnectedSlow)
     }
@@ -303,17 +324,12 @@ struct FanOutResult {
     var changes: Int
     var observed: Int
     var connectSeconds: Double
-    var stats: BenchStats?
-    var firstSubscriber: BenchStats?
-    var lastSubscriber: BenchStats?
-    var pickup: BenchStats?
-    var ingest: BenchStats?
-    var ingestCPU: BenchStats?
+    var delivery: DeliveryFigures
     var coalesced: Int
     var wrongMode: Int
     var disconnected: Int
 
-    var met: Bool { (stats?.p99 ?? .max) < 50_000_000 && observed == changes * subscribers }
+    var met: Bool { (delivery.stats?.p99 ?? .max) < 50_000_000 && observed == changes * subscribers }
 }
 
 enum FanOutBench {
@@ -344,12 +360,9 @@ enum FanOutBench {
         reader.waitForAll(deadline: BenchClock.nanos() + 3_000_000_000)
         reader.stop()
         let figures = try pipeline.figures()
-        let (pairs, first, last) = reader.latencies(submitted: timeline.submitted)
-        let (pickup, ingest, ingestCPU) = timeline.breakdown(changes)
         return FanOutResult(
             subscribers: subscribers, readerThreads: reader.threadCount, changes: changes, observed: reader.observed.load(ordering: .relaxed),
-            connectSeconds: connectSeconds, stats: BenchStats(pairs), firstSubscriber: BenchStats(first),
-            lastSubscriber: BenchStats(last), pickup: pickup, ingest: ingest, ingestCPU: ingestCPU,
+            connectSeconds: connectSeconds, delivery: DeliveryFigures(reader: reader, timeline: timeline),
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode,
             disconnected: reader.closedEarly + figures.disconnectedSlow)
     }

@@ -73,12 +73,7 @@ struct BenchDaemonCommand: ParsableCommand {
             print("          \(result.reports) reports submitted, \(result.ingested) ingested, achieved \(Int(result.achievedRate)) reports/s; producer lag \(result.producerLag.map { "p99 \(BenchStats.ms($0.p99)) max \(BenchStats.ms($0.max))" } ?? "-")")
             print("          \(result.changes) changes (\(result.published) published in all), \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \(result.unexpected), disconnected \(result.disconnected)")
             print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
-            print("          submit → read: \(result.stats?.line ?? "none observed")")
-            print("          first subscriber per change: \(result.firstSubscriber?.line ?? "-")")
-            print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
-            print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
-            print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
-            print("          ... of which loop CPU: \(result.ingestCPU?.line ?? "-")")
+            for line in result.delivery.lines { print(line) }
             let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)
             print("          reference, the kernel alone: one thread writing a line to each of the \(result.subscribers) sockets (same readers, no beacond): \(floor?.line ?? "-")")
             print("          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \(result.met ? "met" : "MISSED")")
@@ -90,12 +85,7 @@ struct BenchDaemonCommand: ParsableCommand {
                                              readerThreads: readerThreads == 0 ? fanoutSubscribers : readerThreads)
             print("fan-out   \(result.subscribers) subscribers (read by \(result.readerThreads) threads; connected in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart")
             print("          \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), disconnected \(result.disconnected)")
-            print("          submit → read: \(result.stats?.line ?? "none observed")")
-            print("          first subscriber per change: \(result.firstSubscriber?.line ?? "-")")
-            print("          last subscriber per change: \(result.lastSubscriber?.line ?? "-")")
-            print("          submit → loop pickup: \(result.pickup?.line ?? "-")")
-            print("          ingest + writes to all: \(result.ingest?.line ?? "-")")
-            print("          ... of which loop CPU: \(result.ingestCPU?.line ?? "-")")
+            for line in result.delivery.lines { print(line) }
             print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
             if !result.met { missed.append("fan-out") }
         }
