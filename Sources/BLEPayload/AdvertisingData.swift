@@ -169,12 +169,30 @@ public struct AdvertisingDataBuilder {
     }
 
     public mutating func appendManufacturerData(companyID: UInt16, payload: some Collection<UInt8>) {
-        append(type: ADType.manufacturerSpecificData,
-               data: [UInt8(truncatingIfNeeded: companyID), UInt8(truncatingIfNeeded: companyID >> 8)] + Array(payload))
+        Self.appendManufacturerData(companyID: companyID, payload: payload, to: &bytes)
     }
 
     public mutating func appendTXPowerLevel(_ dBm: Int8) {
-        append(type: ADType.txPowerLevel, data: [UInt8(bitPattern: dBm)])
+        Self.appendTXPowerLevel(dBm, to: &bytes)
+    }
+
+    /// Appends a manufacturer-specific structure (`[len, 0xFF, company LE, payload]`) to `bytes`
+    /// in place, for callers that rebuild advertising data in a reused buffer. A payload over
+    /// 252 bytes cannot be encoded and traps: check it first.
+    public static func appendManufacturerData(companyID: UInt16, payload: some Collection<UInt8>, to bytes: inout [UInt8]) {
+        precondition(payload.count <= 252, "manufacturer data holds at most 252 payload bytes")
+        bytes.append(UInt8(payload.count + 3))
+        bytes.append(ADType.manufacturerSpecificData)
+        bytes.append(UInt8(truncatingIfNeeded: companyID))
+        bytes.append(UInt8(truncatingIfNeeded: companyID >> 8))
+        bytes.append(contentsOf: payload)
+    }
+
+    /// Appends a TX Power Level structure (`[2, 0x0A, dBm]`) to `bytes` in place.
+    public static func appendTXPowerLevel(_ dBm: Int8, to bytes: inout [UInt8]) {
+        bytes.append(2)
+        bytes.append(ADType.txPowerLevel)
+        bytes.append(UInt8(bitPattern: dBm))
     }
 
     public mutating func appendLocalName(_ name: String, complete: Bool = true) {

@@ -30,6 +30,24 @@ import Testing
         }
     }
 
+    @Test func inPlaceEncodingMatchesTheBuilderAndDecodesBack() {
+        var builder = AdvertisingDataBuilder()
+        builder.appendManufacturerData(companyID: 0x1234, payload: [1, 2, 3])
+        builder.appendTXPowerLevel(-7)
+        // A reused buffer, emptied but keeping its capacity, as a backend rebuilds one per report.
+        var reused: [UInt8] = [9, 9, 9, 9]
+        reused.removeAll(keepingCapacity: true)
+        AdvertisingDataBuilder.appendManufacturerData(companyID: 0x1234, payload: [1, 2, 3], to: &reused)
+        AdvertisingDataBuilder.appendTXPowerLevel(-7, to: &reused)
+        #expect(reused == builder.bytes)
+        #expect(reused == [6, 0xFF, 0x34, 0x12, 1, 2, 3, 2, 0x0A, 0xF9])
+        reused.withUnsafeBytes { raw in
+            let data = AdvertisingData(raw)
+            #expect(data.txPowerLevel == -7)
+            #expect(data.manufacturerData.map { Array($0.payload) } == [[1, 2, 3]])
+        }
+    }
+
     @Test func shortenedNameIsUsedWhenNoCompleteName() {
         var builder = AdvertisingDataBuilder()
         builder.appendLocalName("Pit", complete: false)

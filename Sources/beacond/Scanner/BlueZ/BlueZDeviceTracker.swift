@@ -127,11 +127,7 @@ struct BlueZDeviceProperties {
                     throw DBusDecodingError(expected: "at most \(Self.maxManufacturerPayload) bytes", found: "ay of \(bytes.count)",
                                             position: position)
                 }
-                manufacturerAD.append(UInt8(bytes.count + 3))
-                manufacturerAD.append(ADType.manufacturerSpecificData)
-                manufacturerAD.append(UInt8(truncatingIfNeeded: company))
-                manufacturerAD.append(UInt8(truncatingIfNeeded: company >> 8))
-                manufacturerAD.append(contentsOf: bytes)
+                AdvertisingDataBuilder.appendManufacturerData(companyID: company, payload: bytes, to: &manufacturerAD)
             }
         }
         hasManufacturerData = true
@@ -271,11 +267,7 @@ struct BlueZDeviceTracker {
         let device = devices[slot]
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: device.manufacturerAD)
-        if let tx = device.txPower {
-            buffer.append(2)
-            buffer.append(ADType.txPowerLevel)
-            buffer.append(UInt8(bitPattern: tx))
-        }
+        if let tx = device.txPower { AdvertisingDataBuilder.appendTXPowerLevel(tx, to: &buffer) }
         return buffer.withUnsafeBytes { bytes in
             body(AdvertisingReport(
                 timestamp: timestamp, origin: .bluezDevice, kind: .advNonconnInd,
