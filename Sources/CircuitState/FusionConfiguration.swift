@@ -27,6 +27,10 @@ public struct FusionConfiguration: Hashable, Sendable {
     /// and cost a few hundred KiB at most.
     public static let defaultMaxEntries = 4096
     public static let defaultStaleAfter: Int64 = 15_000_000
+    /// How long a de-escalated claim stays in force after the frame that lowered it.
+    public static let defaultDeescalationHold: Int64 = 1_000_000
+    /// The range `deescalationHold` may take, microseconds.
+    public static let deescalationHoldRange: ClosedRange<Int64> = 100_000...10_000_000
 
     public var policy: Policy
     /// dBm; reports weaker than this are ignored. Reports without an RSSI pass.
@@ -42,14 +46,17 @@ public struct FusionConfiguration: Hashable, Sendable {
     /// Metres; nil turns the distance gate off.
     public var maxDistance: Double?
     public var pathLossExponent: Double
-    /// Received power at 1 m, dBm; nil derives it from the advertised TX power.
+    /// Received power at 1 m, dBm (`fusion.p1m_dbm`), used for every beacon when set; nil derives
+    /// it from a plausible advertised TX power, else −59 dBm.
     public var referencePower: Double?
+    /// How long a de-escalated claim stays in force after the frame that lowered or cleared it.
+    public var deescalationHold: Int64
 
     public init(
         policy: Policy = .safety, minRSSI: Int = defaultMinRSSI, zones: Set<UInt16> = [], allow: AllowList = AllowList(),
         maxTTL: Int64 = defaultMaxTTL, maxEntries: Int = defaultMaxEntries, staleAfter: Int64 = defaultStaleAfter,
         maxDistance: Double? = nil, pathLossExponent: Double = RSSIRanging.defaultPathLossExponent,
-        referencePower: Double? = nil
+        referencePower: Double? = nil, deescalationHold: Int64 = defaultDeescalationHold
     ) {
         self.policy = policy
         self.minRSSI = minRSSI
@@ -61,6 +68,7 @@ public struct FusionConfiguration: Hashable, Sendable {
         self.maxDistance = maxDistance
         self.pathLossExponent = pathLossExponent
         self.referencePower = referencePower
+        self.deescalationHold = deescalationHold
     }
 
     /// Why a known-mode signal is not an override candidate; nil when it is one.
