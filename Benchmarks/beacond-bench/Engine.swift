@@ -126,6 +126,7 @@ func fold(_ outcome: IngestOutcome) -> Int {
     case .ignoredOlder: 5
     case .filtered(let reason): 6 + (IngestFilter.allCases.firstIndex(of: reason) ?? 0)
     case .refused: 16
+    case .contested(let started): started ? 17 : 18
     }
 }
 

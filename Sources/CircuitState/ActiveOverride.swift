@@ -27,23 +27,32 @@ public enum OverrideKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// An override as the table holds it at one instant.
+/// An override as the table holds it at one instant: the claim its key publishes (the most
+/// severe of its claim in force, held claim and contested claim; see docs/fusion.md).
 public struct ActiveOverride: Hashable, Sendable {
     public var key: OverrideKey
     public var mode: TrackMode
-    /// The most recent accepted frame.
+    /// The frame behind the published claim.
     public var signal: GeoRacingSignal
-    /// The RSSI of the most recent accepted report.
+    /// The RSSI of the report behind the published claim.
     public var rssi: Int8?
     public var smoothedRSSI: Double?
     /// Metres, estimated from the smoothed RSSI; for display and the distance gate only.
     public var distance: Double?
     public var receivedAt: Int64
+    /// When the published claim lapses (the key may publish another claim then).
     public var expiresAt: Int64
+    /// The latest accepted frame's claim, while in force.
+    public var claimInForce: ClaimSummary?
+    /// A claim a newer frame lowered or cleared, kept for the de-escalation hold.
+    public var heldClaim: ClaimSummary?
+    /// An older-sequence claim that contests the claim in force: possible spoofing.
+    public var contestedClaim: ClaimSummary?
 
     public init(
         key: OverrideKey, mode: TrackMode, signal: GeoRacingSignal, rssi: Int8?, smoothedRSSI: Double?,
-        distance: Double?, receivedAt: Int64, expiresAt: Int64
+        distance: Double?, receivedAt: Int64, expiresAt: Int64, claimInForce: ClaimSummary? = nil,
+        heldClaim: ClaimSummary? = nil, contestedClaim: ClaimSummary? = nil
     ) {
         self.key = key
         self.mode = mode
@@ -53,7 +62,13 @@ public struct ActiveOverride: Hashable, Sendable {
         self.distance = distance
         self.receivedAt = receivedAt
         self.expiresAt = expiresAt
+        self.claimInForce = claimInForce
+        self.heldClaim = heldClaim
+        self.contestedClaim = contestedClaim
     }
+
+    /// Whether a contested claim is in force: two transmitters disagree on this key.
+    public var isContested: Bool { contestedClaim != nil }
 
     public var address: BluetoothAddress { key.address }
     public var zone: UInt16 { signal.zone }

@@ -22,7 +22,7 @@ public struct BeaconDirectory: Sendable {
         /// Why the latest frame did not count, in the protocol's words; nil when it did.
         public var rejection: String? {
             switch lastOutcome {
-            case .inserted, .replaced, .refreshed, .cleared: nil
+            case .inserted, .replaced, .refreshed, .cleared, .contested: nil
             case .ignoredOlder: "older"
             case .refused: "table_full"
             case .filtered(let reason): reason.rawValue

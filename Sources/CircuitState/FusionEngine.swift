@@ -17,8 +17,10 @@ public enum IngestOutcome: Hashable, Sendable {
     case replaced
     /// The same sequence again refreshed reception time, TTL and content.
     case refreshed
-    /// An accepted frame with TTL 0 removed the key.
+    /// An accepted frame with TTL 0 cleared the claim in force (it is held for the de-escalation hold).
     case cleared
+    /// An older-sequence frame became the key's contested claim; `started` when the key had none.
+    case contested(started: Bool)
     case ignoredOlder
     case filtered(IngestFilter)
     /// The table is full of entries that may not be evicted for this one.
@@ -30,6 +32,10 @@ public struct FusionCounters: Hashable, Sendable {
     public var accepted = 0
     public var repeats = 0
     public var cleared = 0
+    /// Keys that gained a contested claim (an older sequence asserting more than the claim in force).
+    public var contests = 0
+    /// Frames that became or replaced a contested claim.
+    public var contestedFrames = 0
     public var olderIgnored = 0
     public var filteredUnknownMode = 0
     public var filteredRSSI = 0
@@ -51,6 +57,9 @@ public struct FusionCounters: Hashable, Sendable {
         case .inserted, .replaced: accepted += 1
         case .refreshed: repeats += 1
         case .cleared: cleared += 1
+        case .contested(let started):
+            contestedFrames += 1
+            if started { contests += 1 }
         case .ignoredOlder: olderIgnored += 1
         case .refused: refused += 1
         case .filtered(.unknownMode): filteredUnknownMode += 1
@@ -195,13 +204,13 @@ public struct FusionEngine: Sendable {
 
     /// The active override of `key` at `time`, if any.
     public func activeOverride(for key: OverrideKey, at time: Int64) -> ActiveOverride? {
-        guard let entry = table.entry(for: key), entry.expiresAt > time else { return nil }
-        return snapshot(entry)
+        table.entry(for: key).flatMap { snapshot($0, at: max(time, clock)) }
     }
 
     /// The active overrides at `time`, best first.
     public func activeOverrides(at time: Int64) -> [ActiveOverride] {
-        table.entries.filter { $0.expiresAt > time }.map(snapshot).sorted { $0.outranks($1) }
+        let time = max(time, clock)
+        return table.entries.compactMap { snapshot($0, at: time) }.sorted { $0.outranks($1) }
     }
 
     /// Forgets every override (a replay pass starting again), keeping the remote state and counters.
@@ -217,14 +226,20 @@ public struct FusionEngine: Sendable {
     public mutating func reconfigure(_ configuration: FusionConfiguration) {
         self.configuration = configuration
         cachedOverride = nil
-        counters.droppedByReconfiguration += table.removeAll { entry in
-            configuration.rejection(of: entry.signal, address: entry.key.address, rssi: entry.rssi,
-                                    distance: configuration.distance(smoothedRSSI: entry.window.smoothedRSSI,
-                                                                     advertisedTXPower: entry.txPower)) != nil
-        }
-        table.recomputeExpiries { entry in
-            entry.receivedAt.addingSaturating(configuration.lifetime(ttl: entry.signal.ttl))
-        }
+        let distances = Dictionary(uniqueKeysWithValues: table.entries.map { entry in
+            (entry.key, configuration.distance(smoothedRSSI: entry.window.smoothedRSSI,
+                                               advertisedTXPower: entry.txPower))
+        })
+        counters.droppedByReconfiguration += table.reviseClaims(
+            keep: { key, claim in
+                configuration.rejection(of: claim.signal, address: key.address, rssi: claim.rssi,
+                                        distance: distances[key] ?? nil) == nil
+            },
+            expiry: { claim in
+                let expiry = claim.lifetimeStart.addingSaturating(configuration.lifetime(ttl: claim.lifetimeTTL))
+                guard let heldSince = claim.heldSince else { return expiry }
+                return min(expiry, heldSince.addingSaturating(configuration.deescalationHold))
+            })
         counters.evicted += table.shrink(to: configuration.entryLimit)
         counters.expired += table.removeExpired(at: clock)
     }
@@ -246,25 +261,61 @@ public struct FusionEngine: Sendable {
             distance: gateDistance(current: current, rssi: rssi, txPower: txPower)) {
             return .filtered(reason)
         }
-        let order = current.map { SequenceOrder(new: signal.sequence, current: $0.signal.sequence) }
-        if order == .older { return .ignoredOlder }
         let lifetime = configuration.lifetime(ttl: signal.ttl)
+        let claim = Claim(mode: mode, signal: signal, rssi: rssi, receivedAt: now,
+                          expiresAt: now.addingSaturating(lifetime))
+        guard let inForce = current?.claims.inForce, inForce.expiresAt > now else {
+            // No claim in force: any sequence is accepted; held and contested claims stay.
+            guard lifetime > 0 else { return .cleared }
+            if current == nil, table.count >= configuration.entryLimit {
+                guard let victim = table.evictionCandidate(forSeverity: mode.severity) else { return .refused }
+                table.remove(victim)
+                counters.evicted += 1
+            }
+            table.update(key, at: now, rssi: rssi, txPower: txPower) { $0.inForce = claim }
+            return .inserted
+        }
+        let order = SequenceOrder(new: signal.sequence, current: inForce.signal.sequence)
+        if order == .older {
+            guard lifetime > 0 else { return .ignoredOlder }
+            return contest(key, with: claim, against: inForce, rssi: rssi, txPower: txPower, at: now)
+        }
+        let holdUntil = now.addingSaturating(configuration.deescalationHold)
         guard lifetime > 0 else {
-            table.remove(key)
+            table.update(key, at: now, rssi: rssi, txPower: txPower) { claims in
+                claims.hold(inForce, at: now, until: holdUntil)
+                claims.inForce = nil
+            }
             return .cleared
         }
-        if current == nil, table.count >= configuration.entryLimit {
-            guard let victim = table.evictionCandidate(forSeverity: mode.severity) else { return .refused }
-            table.remove(victim)
-            counters.evicted += 1
+        // The replaced claim is held while it still asserts more: a more severe mode, or a flag
+        // that would outlast the new claim (a short newer frame must not cut the real one short).
+        let replacedAssertsMore = inForce.severity > mode.severity
+            || (inForce.severity > TrackMode.normal.severity && inForce.expiresAt > claim.expiresAt)
+        table.update(key, at: now, rssi: rssi, txPower: txPower) { claims in
+            if replacedAssertsMore { claims.hold(inForce, at: now, until: holdUntil) }
+            claims.inForce = claim
         }
-        table.store(key, mode: mode, signal: signal, rssi: rssi, txPower: txPower, receivedAt: now,
-                    expiresAt: now.addingSaturating(lifetime))
-        switch order {
-        case nil: return .inserted
-        case .repeated: return .refreshed
-        default: return .replaced
+        return order == .repeated ? .refreshed : .replaced
+    }
+
+    /// An older-sequence frame with a TTL: it becomes a contested claim when it is more severe
+    /// than the claim in force, or when it carries a flag that would outlast the claim in force (so
+    /// a short newer claim cannot make the real beacon's flag lapse with it). Contested claims keep
+    /// one claim per mode; an equally severe frame takes the place of its mode's claim but never
+    /// shortens it.
+    private mutating func contest(
+        _ key: OverrideKey, with claim: Claim, against inForce: Claim, rssi: Int8?, txPower: Int8?, at now: Int64
+    ) -> IngestOutcome {
+        let outranks = claim.severity > inForce.severity
+        let outlasts = claim.severity > TrackMode.normal.severity && claim.expiresAt > inForce.expiresAt
+        guard outranks || outlasts else { return .ignoredOlder }
+        var started = false
+        table.update(key, at: now, rssi: rssi, txPower: txPower) { claims in
+            claims.removeExpired(at: now)
+            started = claims.contest(claim)
         }
+        return .contested(started: started)
     }
 
     /// The distance the gate judges: the key's smoothed estimate including this report.
@@ -279,16 +330,25 @@ public struct FusionEngine: Sendable {
     private mutating func cachedSnapshot(of entry: OverrideTable.Entry?) -> ActiveOverride? {
         guard let entry else { return nil }
         if let cachedOverride, cachedOverride.revision == entry.revision { return cachedOverride.value }
-        let value = snapshot(entry)
+        guard let value = snapshot(entry, at: clock) else { return nil }
         cachedOverride = (entry.revision, value)
         return value
     }
 
-    private func snapshot(_ entry: OverrideTable.Entry) -> ActiveOverride {
+    /// The entry as it stands at `time`: the claim it publishes then, and its claims in force.
+    private func snapshot(_ entry: OverrideTable.Entry, at time: Int64) -> ActiveOverride? {
+        guard let published = entry.claims.published(at: time) else { return nil }
         let smoothed = entry.window.smoothedRSSI
+        let claims = entry.claims
+        func inForce(_ claim: Claim?) -> ClaimSummary? {
+            claim.flatMap { $0.expiresAt > time ? $0.summary : nil }
+        }
         return ActiveOverride(
-            key: entry.key, mode: entry.mode, signal: entry.signal, rssi: entry.rssi, smoothedRSSI: smoothed,
+            key: entry.key, mode: published.mode, signal: published.signal, rssi: published.rssi,
+            smoothedRSSI: smoothed,
             distance: configuration.distance(smoothedRSSI: smoothed, advertisedTXPower: entry.txPower),
-            receivedAt: entry.receivedAt, expiresAt: entry.expiresAt)
+            receivedAt: published.receivedAt, expiresAt: published.expiresAt,
+            claimInForce: inForce(claims.inForce), heldClaim: claims.mostSevereHeld(at: time)?.summary,
+            contestedClaim: claims.mostSevereContested(at: time)?.summary)
     }
 }

@@ -1,26 +1,36 @@
 import BLEPayload
 
-/// The active overrides, one per key, bounded in size.
+/// The keys with claims in force, bounded in size.
 ///
-/// Entries of each severity are linked from least to most recently accepted, so the eviction
-/// victim is found in constant time; expiry instants sit in a heap, so the next deadline is too.
-/// Every operation keeps the heap's first mark current, so `nextExpiry` needs no mutation.
+/// Each entry ranks, links and is evicted by the claim it publishes. Entries of each severity are
+/// linked from least to most recently accepted, so the eviction victim is found in constant time;
+/// each entry's next claim expiry sits in a heap, so the next deadline is too. Every operation
+/// keeps the heap's first mark current, so `nextExpiry` needs no mutation.
 struct OverrideTable {
     struct Entry {
         var key: OverrideKey
-        var mode: TrackMode
-        var signal: GeoRacingSignal
-        var rssi: Int8?
+        var claims: ClaimSet
+        /// The claim the key publishes, as of its last change.
+        var published: Claim
         /// The last advertised TX power any accepted report carried.
         var txPower: Int8?
         var window: RSSIWindow
-        var receivedAt: Int64
-        var expiresAt: Int64
         var revision: UInt64
         var lessRecent: Int?
         var moreRecent: Int?
 
+        var mode: TrackMode { published.mode }
+        var signal: GeoRacingSignal { published.signal }
+        var rssi: Int8? { published.rssi }
+
         var rank: OverrideRank { OverrideRank(mode: mode, rssi: rssi, signal: signal, address: key.address) }
+
+        /// Moves the claims out, so that changing them copies no storage.
+        mutating func takeClaims() -> ClaimSet {
+            var taken = ClaimSet()
+            swap(&taken, &claims)
+            return taken
+        }
     }
 
     private struct RecencyList {
@@ -63,10 +73,10 @@ struct OverrideTable {
         return best
     }
 
-    /// The earliest expiry strictly after `now`.
+    /// The earliest claim expiry strictly after `now`.
     func nextExpiry(after now: Int64) -> Int64? {
         if let first = expiries.first, first.expiresAt > now { return first.expiresAt }
-        return slots.lazy.compactMap { $0?.expiresAt }.filter { $0 > now }.min()
+        return slots.lazy.compactMap { $0?.claims.nextExpiry }.filter { $0 > now }.min()
     }
 
     /// The key to evict so that an entry of `severity` fits: the least recently accepted of the
@@ -82,31 +92,39 @@ struct OverrideTable {
         return nil
     }
 
-    /// Inserts or replaces the entry for `key`; it becomes the most recent of its severity.
-    mutating func store(
-        _ key: OverrideKey, mode: TrackMode, signal: GeoRacingSignal, rssi: Int8?, txPower: Int8?,
-        receivedAt: Int64, expiresAt: Int64
+    /// Changes the claims of `key` (a new entry when it has none) for a frame accepted or
+    /// contested at `now`; the entry becomes the most recent of the severity it publishes. An
+    /// entry left with no claim in force at `now` goes.
+    mutating func update(
+        _ key: OverrideKey, at now: Int64, rssi: Int8?, txPower: Int8?, _ change: (inout ClaimSet) -> Void
     ) {
         lastRevision += 1
+        let existing = slotByKey[key]
+        var claims = ClaimSet()
+        if let existing { claims = slots[existing]?.takeClaims() ?? ClaimSet() }
+        change(&claims)
+        claims.removeExpired(at: now)
+        guard let published = claims.published(at: now) else {
+            if let existing { removeSlot(existing) }
+            tidyExpiries()
+            return
+        }
         let slot: Int
-        if let existing = slotByKey[key], var entry = slots[existing] {
+        if let existing, var entry = slots[existing] {
             slot = existing
             unlink(slot, severity: entry.mode.severity)
-            entry.mode = mode
-            entry.signal = signal
-            entry.rssi = rssi
+            entry.claims = claims
+            entry.published = published
             entry.txPower = txPower ?? entry.txPower
             if let rssi { entry.window.append(rssi) }
-            entry.receivedAt = receivedAt
-            entry.expiresAt = expiresAt
             entry.revision = lastRevision
             slots[slot] = entry
         } else {
             var window = RSSIWindow()
             if let rssi { window.append(rssi) }
             let entry = Entry(
-                key: key, mode: mode, signal: signal, rssi: rssi, txPower: txPower, window: window,
-                receivedAt: receivedAt, expiresAt: expiresAt, revision: lastRevision)
+                key: key, claims: claims, published: published, txPower: txPower, window: window,
+                revision: lastRevision)
             if let free = freeSlots.popLast() {
                 slot = free
                 slots[slot] = entry
@@ -116,8 +134,8 @@ struct OverrideTable {
             }
             slotByKey[key] = slot
         }
-        link(slot, severity: mode.severity)
-        expiries.insert(ExpiryQueue.Mark(expiresAt: expiresAt, slot: slot, revision: lastRevision))
+        link(slot, severity: published.severity)
+        markNextExpiry(of: slot)
         tidyExpiries()
     }
 
@@ -127,25 +145,55 @@ struct OverrideTable {
         tidyExpiries()
     }
 
-    /// Removes the entries that expire at or before `now`; returns how many.
+    /// Drops the claims that lapse at or before `now`, and the entries left with none; returns how
+    /// many entries went. An entry whose published claim changes severity is relinked by it.
     mutating func removeExpired(at now: Int64) -> Int {
         var removed = 0
         while let mark = expiries.first, mark.expiresAt <= now {
             _ = expiries.removeFirst()
-            if isCurrent(mark) {
+            guard isCurrent(mark), var entry = slots[mark.slot] else { continue }
+            entry.claims.removeExpired(at: now)
+            guard let published = entry.claims.published(at: now) else {
                 removeSlot(mark.slot)
                 removed += 1
+                continue
             }
+            lastRevision += 1
+            let severityChanged = published.severity != entry.published.severity
+            if severityChanged { unlink(mark.slot, severity: entry.published.severity) }
+            entry.published = published
+            entry.revision = lastRevision
+            slots[mark.slot] = entry
+            if severityChanged { link(mark.slot, severity: published.severity) }
+            markNextExpiry(of: mark.slot)
         }
         tidyExpiries()
         return removed
     }
 
-    /// Removes the entries `shouldRemove` picks; returns how many.
-    mutating func removeAll(where shouldRemove: (Entry) -> Bool) -> Int {
-        let doomed = entries.filter(shouldRemove).map(\.key)
-        for key in doomed { remove(key) }
-        return doomed.count
+    /// Keeps the claims `keep` admits, with expiries recomputed by `expiry`; returns how many
+    /// entries `keep` left without a claim. Claims whose new expiry has passed go at the next
+    /// `removeExpired`.
+    mutating func reviseClaims(keep: (OverrideKey, Claim) -> Bool, expiry: (Claim) -> Int64) -> Int {
+        var dropped = 0
+        for slot in slots.indices {
+            guard var entry = slots[slot] else { continue }
+            let key = entry.key
+            entry.claims.revise { claim in keep(key, claim) ? expiry(claim) : nil }
+            guard let published = entry.claims.published(at: .min) else {
+                removeSlot(slot)
+                dropped += 1
+                continue
+            }
+            lastRevision += 1
+            unlink(slot, severity: entry.published.severity)
+            entry.published = published
+            entry.revision = lastRevision
+            slots[slot] = entry
+            link(slot, severity: published.severity)
+        }
+        rebuildExpiries()
+        return dropped
     }
 
     /// Evicts the least severe, least recently accepted entries until at most `limit` remain;
@@ -161,22 +209,13 @@ struct OverrideTable {
         return evicted
     }
 
-    /// Sets every entry's expiry to `expiry(entry)`.
-    mutating func recomputeExpiries(_ expiry: (Entry) -> Int64) {
-        var marks: [ExpiryQueue.Mark] = []
-        for slot in slots.indices {
-            guard var entry = slots[slot] else { continue }
-            lastRevision += 1
-            entry.expiresAt = expiry(entry)
-            entry.revision = lastRevision
-            slots[slot] = entry
-            marks.append(ExpiryQueue.Mark(expiresAt: entry.expiresAt, slot: slot, revision: entry.revision))
-        }
-        expiries.rebuild(marks)
-    }
-
     private func isCurrent(_ mark: ExpiryQueue.Mark) -> Bool {
         slots.indices.contains(mark.slot) && slots[mark.slot]?.revision == mark.revision
+    }
+
+    private mutating func markNextExpiry(of slot: Int) {
+        guard let entry = slots[slot], let next = entry.claims.nextExpiry else { return }
+        expiries.insert(ExpiryQueue.Mark(expiresAt: next, slot: slot, revision: entry.revision))
     }
 
     private mutating func removeSlot(_ slot: Int) {
@@ -187,13 +226,17 @@ struct OverrideTable {
         freeSlots.append(slot)
     }
 
+    private mutating func rebuildExpiries() {
+        expiries.rebuild(slots.indices.compactMap { slot in
+            slots[slot].flatMap { entry in
+                entry.claims.nextExpiry.map { ExpiryQueue.Mark(expiresAt: $0, slot: slot, revision: entry.revision) }
+            }
+        })
+    }
+
     /// Drops superseded marks from the front, and rebuilds the heap once they outnumber the entries.
     private mutating func tidyExpiries() {
-        if expiries.count > 2 * count + 64 {
-            expiries.rebuild(slots.indices.compactMap { slot in
-                slots[slot].map { ExpiryQueue.Mark(expiresAt: $0.expiresAt, slot: slot, revision: $0.revision) }
-            })
-        }
+        if expiries.count > 2 * count + 64 { rebuildExpiries() }
         while let mark = expiries.first, !isCurrent(mark) {
             _ = expiries.removeFirst()
         }

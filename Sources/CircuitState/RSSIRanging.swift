@@ -14,10 +14,17 @@ public enum RSSIRanging {
     public static let defaultReferencePower = -59.0
     /// Free-space loss over the first metre at 2.4 GHz, from the advertised TX power to P1m.
     public static let oneMetreLoss = 41.0
+    /// The advertised TX powers (dBm) a BLE beacon plausibly uses. The value is the sender's own
+    /// word: outside this range (−127 would put any RSSI at 0 m) it is not believed.
+    public static let plausibleTXPower: ClosedRange<Int8> = -30...10
 
+    /// P1m: the configured value for every beacon; else a plausible advertised TX power − 41 dB;
+    /// else −59 dBm.
     public static func referencePower(configured: Double?, advertisedTXPower: Int8?) -> Double {
         if let configured { return configured }
-        if let advertisedTXPower { return Double(advertisedTXPower) - oneMetreLoss }
+        if let advertisedTXPower, plausibleTXPower.contains(advertisedTXPower) {
+            return Double(advertisedTXPower) - oneMetreLoss
+        }
         return defaultReferencePower
     }
 

@@ -10,8 +10,9 @@ import Testing
         #expect(engine.activeOverrides(at: 1).count == 2)
         #expect(engine.evaluate(at: 1).override?.key == .circuit(zone: 3, address: address(1)))
         #expect(engine.circuit(zone: 3, .normal, sequence: 201, ttl: 0, from: address(2), at: 2) == .cleared)
-        #expect(engine.activeKeys(at: 2) == [.circuit(zone: 3, address: address(1))])
-        #expect(engine.evaluate(at: 2).mode == .redFlag)
+        let afterHold = 2 + FusionConfiguration.defaultDeescalationHold
+        #expect(engine.evaluate(at: afterHold).mode == .redFlag)
+        #expect(engine.activeKeys(at: afterHold) == [.circuit(zone: 3, address: address(1))])
     }
 
     @Test func spoofedNewerSequenceFromAnotherAddressLeavesTheRealBeaconAlone() {
@@ -36,7 +37,9 @@ import Testing
             .staff(sourceID: 7, address: address(1)), .staff(sourceID: 7, address: address(2)),
             .circuit(zone: 7, address: address(1)),
         ])
-        let moved = engine.activeOverrides(at: 3).first { $0.key == .staff(sourceID: 7, address: address(1)) }
+        let afterHold = 2 + FusionConfiguration.defaultDeescalationHold
+        _ = engine.evaluate(at: afterHold)
+        let moved = engine.activeOverrides(at: afterHold).first { $0.key == .staff(sourceID: 7, address: address(1)) }
         #expect(moved?.zone == 2)
         #expect(moved?.mode == .safetyCar)
     }

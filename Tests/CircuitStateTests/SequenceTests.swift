@@ -21,7 +21,7 @@ import Testing
         var engine = FusionEngine()
         #expect(engine.circuit(.redFlag, sequence: 10, at: 0) == .inserted)
         #expect(engine.circuit(.normal, sequence: 11, at: second) == .replaced)
-        let state = engine.evaluate(at: second)
+        let state = engine.evaluate(at: second + FusionConfiguration.defaultDeescalationHold)
         #expect(state.mode == .normal)
         #expect(state.override?.sequence == 11)
         #expect(engine.counters.accepted == 2)
@@ -31,7 +31,7 @@ import Testing
         var engine = FusionEngine()
         engine.circuit(.redFlag, sequence: 10, ttl: 10, temperature: 20, at: 0)
         #expect(engine.circuit(.safetyCar, sequence: 10, ttl: 20, temperature: 31, at: 5 * second) == .refreshed)
-        let state = engine.evaluate(at: 5 * second)
+        let state = engine.evaluate(at: 5 * second + FusionConfiguration.defaultDeescalationHold)
         #expect(state.mode == .safetyCar)
         #expect(state.override?.temperature == 31)
         #expect(state.override?.receivedAt == 5 * second)
@@ -54,10 +54,10 @@ import Testing
 
     @Test func sequenceWrapsFrom65535To0() {
         var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 65535, at: 0)
-        #expect(engine.circuit(.safetyCar, sequence: 0, at: 1) == .replaced)
-        #expect(engine.circuit(.redFlag, sequence: 65535, at: 2) == .ignoredOlder)
-        #expect(engine.evaluate(at: 2).mode == .safetyCar)
+        engine.circuit(.safetyCar, sequence: 65535, at: 0)
+        #expect(engine.circuit(.redFlag, sequence: 0, at: 1) == .replaced)
+        #expect(engine.circuit(.safetyCar, sequence: 65535, ttl: 5, at: 2) == .ignoredOlder)
+        #expect(engine.evaluate(at: 2).mode == .redFlag)
     }
 
     @Test func anySequenceIsAcceptedOnceTheEntryExpired() {
@@ -66,6 +66,8 @@ import Testing
         #expect(engine.circuit(.normal, sequence: 5, ttl: 10, at: 10 * second - 1) == .ignoredOlder)
         #expect(engine.circuit(.normal, sequence: 5, ttl: 10, at: 10 * second) == .inserted)
         #expect(engine.evaluate(at: 10 * second).mode == .normal)
-        #expect(engine.circuit(.redFlag, sequence: 4, at: 11 * second) == .ignoredOlder)
+        // An older, more severe frame is no longer ignored: it contests the claim in force.
+        #expect(engine.circuit(.redFlag, sequence: 4, at: 11 * second) == .contested(started: true))
+        #expect(engine.evaluate(at: 11 * second).mode == .redFlag)
     }
 }

@@ -3,13 +3,15 @@ import CircuitState
 import Testing
 
 @Suite struct TTLTests {
-    @Test func ttlZeroClearsTheKeyAtOnce() {
+    @Test func ttlZeroClearsTheKeyAfterTheHold() {
         var engine = FusionEngine()
         engine.circuit(.redFlag, sequence: 5, ttl: 30, at: 0)
         #expect(engine.circuit(.redFlag, sequence: 6, ttl: 0, at: second) == .cleared)
-        let state = engine.evaluate(at: second)
+        let afterHold = second + FusionConfiguration.defaultDeescalationHold
+        #expect(engine.evaluate(at: afterHold - 1).mode == .redFlag)
+        let state = engine.evaluate(at: afterHold)
         #expect(state.decision == .undecided)
-        #expect(engine.activeOverrides(at: second).isEmpty)
+        #expect(engine.activeOverrides(at: afterHold).isEmpty)
         #expect(engine.counters.cleared == 1)
     }
 
@@ -17,6 +19,7 @@ import Testing
         var engine = FusionEngine()
         engine.circuit(.redFlag, sequence: 5, ttl: 30, at: 0)
         #expect(engine.circuit(.redFlag, sequence: 5, ttl: 0, at: 1) == .cleared)
+        _ = engine.evaluate(at: 1 + FusionConfiguration.defaultDeescalationHold)
         #expect(engine.overrideCount == 0)
     }
 

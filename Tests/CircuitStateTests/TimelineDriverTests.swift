@@ -5,16 +5,17 @@ import Testing
 @Suite struct TimelineDriverTests {
     @Test func inputsSharingATimestampAreEvaluatedTogether() {
         var engine = FusionEngine()
-        // An evacuation and its clearing (TTL 0) arrive at the same instant: nothing is published in between.
+        // A safety car and the evacuation that follows it arrive at the same instant: nothing is
+        // published in between.
         let states = drive(&engine, [
             (10 * second, .beacon(.circuit(zone: 1, mode: .normal, sequence: 1), address(1), rssi: -50)),
-            (20 * second, .beacon(.circuit(zone: 2, mode: .evacuation, sequence: 1), address(2), rssi: -50)),
-            (20 * second, .beacon(.circuit(zone: 2, mode: .evacuation, sequence: 2, ttl: 0), address(2), rssi: -50)),
+            (20 * second, .beacon(.circuit(zone: 2, mode: .safetyCar, sequence: 1), address(2), rssi: -50)),
+            (20 * second, .beacon(.circuit(zone: 2, mode: .evacuation, sequence: 2), address(2), rssi: -50)),
         ])
         let changes = states.filter(\.changed)
-        #expect(changes.map(\.time) == [10 * second, 20 * second])
-        #expect(changes.map(\.mode) == [.normal, nil])
-        #expect(states.allSatisfy { $0.mode != .evacuation })
+        #expect(changes.map(\.time) == [10 * second, 20 * second, 30 * second])
+        #expect(changes.map(\.mode) == [.normal, .evacuation, nil])
+        #expect(states.allSatisfy { $0.mode != .safetyCar })
     }
 
     @Test func expiriesBetweenInputsAndAfterTheLastAreEvaluatedAtTheirInstants() {
