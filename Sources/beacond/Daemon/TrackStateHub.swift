@@ -53,6 +53,7 @@ final class TrackStateHub: @unchecked Sendable {
     private var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
     private var beaconSubscribers = 0
     private var beaconThrottle = BeaconThrottle()
+    private var spoofWarnings = SpoofWarningLimiter()
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
     private var suspendCheck: RepeatedTask?
@@ -134,6 +135,9 @@ final class TrackStateHub: @unchecked Sendable {
             outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, at: now)
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
+        if case .contested(started: true) = outcome {
+            warnOfContest(OverrideKey(signal: signal, address: address), at: now)
+        }
         if !groupsInputs { driver.settle(emit: publish) }
         if beaconSubscribers > 0 {
             publishBeacon(OverrideKey(signal: signal, address: address), at: now)
@@ -280,6 +284,8 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("accepted"); writer.int(fusion.accepted)
             writer.key("repeats"); writer.int(fusion.repeats)
             writer.key("older_ignored"); writer.int(fusion.olderIgnored)
+            writer.key("contests"); writer.int(fusion.contests)
+            writer.key("contested_frames"); writer.int(fusion.contestedFrames)
             writer.key("filtered_rssi"); writer.int(fusion.filteredRSSI)
             writer.key("filtered_zone"); writer.int(fusion.filteredZone)
             writer.key("filtered_allow"); writer.int(fusion.filteredAllow)
@@ -380,6 +386,18 @@ final class TrackStateHub: @unchecked Sendable {
         for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
     }
 
+    /// A key's first contest is logged at warning level, at most once per key per minute.
+    private func warnOfContest(_ key: OverrideKey, at now: Int64) {
+        guard spoofWarnings.shouldWarn(key, at: now),
+              let override = driver.engine.activeOverride(for: key, at: now),
+              let contested = override.contestedClaim else { return }
+        var heard = "\(contested.sequence) (\(contested.mode.rawValue))"
+        if let inForce = override.claimInForce {
+            heard += " and \(inForce.sequence) (\(inForce.mode.rawValue))"
+        }
+        logger.warning("possible spoofing: \(key) heard with sequences \(heard)")
+    }
+
     // MARK: Timers
 
     private func checkDeadlines() {
@@ -441,5 +459,38 @@ struct BeaconThrottle {
         guard pending.remove(key) != nil else { return false }
         lastSent[key] = now
         return true
+    }
+}
+
+/// Remembers when each key's contest was last logged, so that a key is logged at most once a
+/// minute (engine time). Bounded: keys not logged for a minute are forgotten, and past
+/// `capacity` keys at once (a flood of contests) the rest are counted, not logged.
+struct SpoofWarningLimiter {
+    static let interval: Int64 = 60_000_000
+    static let capacity = 1024
+
+    private var lastWarned: [OverrideKey: Int64] = [:]
+    private(set) var suppressed = 0
+
+    mutating func shouldWarn(_ key: OverrideKey, at now: Int64) -> Bool {
+        if let last = lastWarned[key], Self.isRecent(last, at: now) {
+            suppressed += 1
+            return false
+        }
+        if lastWarned[key] == nil, lastWarned.count >= Self.capacity {
+            lastWarned = lastWarned.filter { Self.isRecent($0.value, at: now) }
+            guard lastWarned.count < Self.capacity else {
+                suppressed += 1
+                return false
+            }
+        }
+        lastWarned[key] = now
+        return true
+    }
+
+    /// Capture time may sit anywhere in Int64: an elapsed time that does not fit is long ago.
+    private static func isRecent(_ time: Int64, at now: Int64) -> Bool {
+        let (elapsed, overflow) = now.subtractingReportingOverflow(time)
+        return !overflow && elapsed < interval
     }
 }

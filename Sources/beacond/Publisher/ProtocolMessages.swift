@@ -123,6 +123,8 @@ enum ProtocolMessages {
         writer.key("seq"); writer.int(signal.sequence)
         writer.key("ttl"); writer.int(signal.ttl)
         writer.key("active"); writer.bool(override != nil)
+        writer.key("held"); writer.bool(override?.heldClaim != nil)
+        writer.key("contested"); writer.bool(override?.isContested ?? false)
         writer.key("ttl_left_s")
         if let override { writer.number(Double(max(0, override.expiresAt - now)) / 1_000_000, decimals: 3) } else {
             writer.null()
