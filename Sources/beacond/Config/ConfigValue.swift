@@ -97,6 +97,10 @@ enum ConfigValueParser {
     ) throws(ConfigValueProblem) -> Value {
         let text = try scalar(value, expected: "an integer")
         guard let wide = IntegerArgument<Int64>.parse(text) else {
+            if IntegerArgument<Int64>.hasIntegerSyntax(text) {
+                throw ConfigValueProblem(
+                    "must be between \(range.lowerBound) and \(range.upperBound), found \(shown(text))", at: value)
+            }
             if text.contains(".") {
                 throw ConfigValueProblem("expected a whole number, found \(quoted(text))", at: value)
             }
@@ -104,54 +108,37 @@ enum ConfigValueParser {
         }
         guard wide >= Int64(range.lowerBound), wide <= Int64(range.upperBound) else {
             throw ConfigValueProblem(
-                "must be between \(range.lowerBound) and \(range.upperBound), found \(text)", at: value)
+                "must be between \(range.lowerBound) and \(range.upperBound), found \(shown(text))", at: value)
         }
-        return Value(wide)
-    }
-
-    /// Seconds as a decimal with up to six places, exactly, in microseconds.
-    static func duration(_ value: RawConfigValue, allowZero: Bool) throws(ConfigValueProblem) -> Int64 {
-        let text = try scalar(value, expected: "a number of seconds")
-        guard let micros = try decimalMicros(text, value: value) else {
-            throw ConfigValueProblem("expected a number of seconds (like 5 or 2.5), found \(quoted(text))", at: value)
+        // In range, so the conversion cannot fail; `exactly` keeps that from ever being a trap.
+        guard let narrow = Value(exactly: wide) else {
+            throw ConfigValueProblem("must be between \(range.lowerBound) and \(range.upperBound)", at: value)
         }
-        if micros == 0 && !allowZero { throw ConfigValueProblem("must be greater than 0 seconds", at: value) }
-        return micros
-    }
-
-    /// A non-negative decimal in millionths; nil when `text` is not a number at all.
-    private static func decimalMicros(_ text: String, value: RawConfigValue)
-        throws(ConfigValueProblem) -> Int64?
-    {
-        if text.hasPrefix("-"), SecondsArgument.parse(String(text.dropFirst())) != nil {
-            throw ConfigValueProblem("must not be negative, found \(text)", at: value)
-        }
-        let plain = text.hasPrefix("+") ? String(text.dropFirst()) : text
-        if let micros = SecondsArgument.parse(plain) { return micros }
-        let parts = plain.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        if parts.count == 2, parts[1].count > 6, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }),
-            parts[0].allSatisfy({ $0.isASCII && $0.isNumber })
-        {
-            throw ConfigValueProblem(
-                "\(quoted(text)) has more than 6 decimal places (the resolution is a microsecond)", at: value)
-        }
-        if !plain.isEmpty, plain.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            throw ConfigValueProblem("\(quoted(text)) is too large", at: value)
-        }
-        return nil
+        return narrow
     }
 
     static func speed(_ value: RawConfigValue) throws(ConfigValueProblem) -> ReplaySpeed {
         let text = try scalar(value, expected: "a speed factor or max")
         if text.lowercased() == "max" { return .max }
-        guard let millionths = try decimalMicros(text, value: value) else {
-            throw ConfigValueProblem("expected a positive number (1 is real time) or max, found \(quoted(text))",
-                                     at: value)
+        let maximum = ReplaySpeed.maxFactorMillionths / 1_000_000
+        let millionths: Int64
+        switch DecimalMillionths.parse(text) {
+        case .success(let parsed): millionths = parsed
+        case .failure(.notANumber):
+            throw ConfigValueProblem(
+                "expected a positive number (1 is real time) or max, found \(quoted(text))", at: value)
+        case .failure(.negative):
+            throw ConfigValueProblem("must not be negative, found \(shown(text))", at: value)
+        case .failure(.tooManyDecimals):
+            throw ConfigValueProblem("\(quoted(text)) has more than 6 decimal places", at: value)
+        case .failure(.tooLarge):
+            throw ConfigValueProblem(
+                "must be at most \(maximum) (use max to skip waiting), found \(shown(text))", at: value)
         }
         guard millionths > 0 else { throw ConfigValueProblem("must be greater than 0 (or max)", at: value) }
         guard millionths <= ReplaySpeed.maxFactorMillionths else {
             throw ConfigValueProblem(
-                "must be at most \(ReplaySpeed.maxFactorMillionths / 1_000_000) (use max to skip waiting)", at: value)
+                "must be at most \(maximum) (use max to skip waiting), found \(shown(text))", at: value)
         }
         return .factor(millionths: millionths)
     }
@@ -308,16 +295,43 @@ enum ConfigValueParser {
         return allow
     }
 
-    /// Metres, greater than 0.
+    /// The distance gate's range, metres: BLE is not heard much beyond a kilometre.
+    static let metresRange: ClosedRange<Double> = 0.1...1000
+    /// `fusion.p1m_dbm`'s range: received power at 1 m, dBm.
+    static let referencePowerRange: ClosedRange<Double> = -100...0
+
+    /// Metres, 0.1 to 1000.
     static func metres(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
-        let text = try scalar(value, expected: "a distance in metres")
-        guard let metres = Double(text), metres.isFinite,
-            text.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) })
-        else {
-            throw ConfigValueProblem("expected a distance in metres, found \(quoted(text))", at: value)
+        try decimal(value, what: "a distance in metres", in: metresRange, unit: "metres")
+    }
+
+    /// dBm at 1 m, −100 to 0.
+    static func referencePower(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
+        try decimal(value, what: "a power in dBm (like -59)", in: referencePowerRange, unit: "dBm")
+    }
+
+    /// A plain decimal (`12.5`, `-59`, `1e2`) within `range`: no hex, `nan`, `inf`, or values that round
+    /// to infinity (`1e400`). Negative zero is zero.
+    static func decimal(_ value: RawConfigValue, what: String, in range: ClosedRange<Double>, unit: String)
+        throws(ConfigValueProblem) -> Double
+    {
+        let text = try scalar(value, expected: what)
+        let plain = text.unicodeScalars.allSatisfy {
+            ($0.value >= 0x30 && $0.value <= 0x39) || "+-.eE".unicodeScalars.contains($0)
         }
-        guard metres > 0 else { throw ConfigValueProblem("must be greater than 0 metres, found \(text)", at: value) }
-        return metres
+        guard plain, text.utf8.count <= 64, let number = Double(text) else {
+            throw ConfigValueProblem("expected \(what), found \(quoted(text))", at: value)
+        }
+        let bounds = "\(Self.decimalText(range.lowerBound)) and \(Self.decimalText(range.upperBound)) \(unit)"
+        guard number.isFinite, range.contains(number) else {
+            throw ConfigValueProblem("must be between \(bounds), found \(shown(text))", at: value)
+        }
+        return number == 0 ? 0 : number
+    }
+
+    /// `0.1`, `1000`, `-100`: a bound as the docs write it.
+    private static func decimalText(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
@@ -349,23 +363,25 @@ extension DaemonConfiguration {
         case .scannerReplay: scanner.replay = isNull ? nil : try P.path(value, relativeTo: base)
         case .scannerSpeed: scanner.speed = try P.speed(value)
         case .scannerLoop: scanner.loop = try P.bool(value)
-        case .scannerSilenceRestart: scanner.silenceRestart = try P.duration(value, allowZero: true)
+        case .scannerSilenceRestart: scanner.silenceRestart = try P.duration(value, in: .silenceRestart)
         case .scannerActive: scanner.active = try P.bool(value)
         case .scannerScanInterval: scanner.scanIntervalMs = try P.integer(value, in: Scanner.scanTimingRange)
         case .scannerScanWindow: scanner.scanWindowMs = try P.integer(value, in: Scanner.scanTimingRange)
         case .remoteURL: remote.url = isNull ? nil : try P.url(value)
-        case .remotePollInterval: remote.pollInterval = try P.duration(value, allowZero: false)
-        case .remoteTimeout: remote.timeout = try P.duration(value, allowZero: false)
-        case .remoteStaleAfter: remote.staleAfter = try P.duration(value, allowZero: false)
+        case .remotePollInterval: remote.pollInterval = try P.duration(value, in: .pollInterval)
+        case .remoteTimeout: remote.timeout = try P.duration(value, in: .timeout)
+        case .remoteStaleAfter: remote.staleAfter = try P.duration(value, in: .staleAfter)
         case .remoteCAFile: remote.caFile = isNull ? nil : try P.readableFile(value, relativeTo: base)
         case .remoteBearerTokenFile:
             remote.bearerTokenFile = isNull ? nil : try P.readableFile(value, relativeTo: base)
         case .fusionPolicy: fusion.policy = try P.policy(value)
         case .fusionMinRSSI: fusion.minRSSI = try P.integer(value, in: -127...20)
         case .fusionZones: fusion.zones = try P.zones(value)
-        case .fusionMaxTTL: fusion.maxTTL = try P.duration(value, allowZero: false)
+        case .fusionMaxTTL: fusion.maxTTL = try P.duration(value, in: .maxTTL)
+        case .fusionDeescalationHold: fusion.deescalationHold = try P.duration(value, in: .deescalationHold)
         case .fusionAllow: fusion.allow = try P.allowList(value)
         case .fusionMaxDistance: fusion.maxDistance = isNull ? nil : try P.metres(value)
+        case .fusionReferencePower: fusion.referencePower = isNull ? nil : try P.referencePower(value)
         case .fusionMaxEntries: fusion.maxEntries = try P.integer(value, in: 1...1_000_000)
         case .socketPath:
             let path = try P.path(value, relativeTo: base)
@@ -409,6 +425,8 @@ extension DaemonConfiguration {
         case .fusionMinRSSI: return String(fusion.minRSSI)
         case .fusionZones: return "[" + fusion.zones.sorted().map(String.init).joined(separator: ",") + "]"
         case .fusionMaxTTL: return seconds(fusion.maxTTL)
+        case .fusionDeescalationHold: return seconds(fusion.deescalationHold)
+        case .fusionReferencePower: return fusion.referencePower.map { String($0) } ?? "~"
         case .fusionAllow:
             let entries = fusion.allow.addresses.sorted().map(\.description)
                 + fusion.allow.sourceIDs.sorted().map(String.init)
@@ -448,6 +466,8 @@ extension DaemonConfiguration {
         case .fusionMinRSSI: fusion.minRSSI = other.fusion.minRSSI
         case .fusionZones: fusion.zones = other.fusion.zones
         case .fusionMaxTTL: fusion.maxTTL = other.fusion.maxTTL
+        case .fusionDeescalationHold: fusion.deescalationHold = other.fusion.deescalationHold
+        case .fusionReferencePower: fusion.referencePower = other.fusion.referencePower
         case .fusionAllow: fusion.allow = other.fusion.allow
         case .fusionMaxDistance: fusion.maxDistance = other.fusion.maxDistance
         case .fusionMaxEntries: fusion.maxEntries = other.fusion.maxEntries
