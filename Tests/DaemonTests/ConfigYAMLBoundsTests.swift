@@ -42,7 +42,8 @@ import Testing
 
             """
         #expect(YAMLBounds.anchorOrAlias(in: yaml, file: "f")?.line == 1)
-        #expect(YAMLBounds.anchorOrAlias(in: "y: {? [*k] : 1}\n", file: "f")?.reason.contains("aliases (*name)") == true)
+        let alias = YAMLBounds.anchorOrAlias(in: "y: {? [*k] : 1}\n", file: "f")
+        #expect(alias?.reason.contains("aliases (*name)") == true)
     }
 
     @Test(arguments: [

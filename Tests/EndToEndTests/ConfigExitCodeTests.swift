@@ -15,7 +15,8 @@ import Testing
 
     @Test func aHugeDurationInTheFileExits78NamingFileLineAndKey() throws {
         let config = try Self.writeConfig("huge.yaml", "remote:\n  timeout: \(Self.hugeDuration)\n")
-        let result = try BeacondProcess.run(["run", "--config", config, "--backend", "replay", "--replay", Self.example])
+        let result = try BeacondProcess.run(
+            ["run", "--config", config, "--backend", "replay", "--replay", Self.example])
         #expect(result.status == 78)
         #expect(result.stderr.contains(
             "\(config):2:12: remote.timeout: must be between 0.1 and 300 seconds, found \(Self.hugeDuration)"))
@@ -68,7 +69,8 @@ import Testing
     @Test func aYAMLBombExits78AtOnce() throws {
         let config = try Self.writeConfig("bomb.yaml", Self.billionLaughs)
         let started = Date()
-        let result = try BeacondProcess.run(["run", "--config", config, "--backend", "replay", "--replay", Self.example])
+        let result = try BeacondProcess.run(
+            ["run", "--config", config, "--backend", "replay", "--replay", Self.example])
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(result.status == 78)
         #expect(result.stderr.contains("\(config):1:4: YAML anchors (&name) are not accepted"))
