@@ -54,7 +54,7 @@ import Testing
             remoteURL: "file:///tmp/state.json", pollInterval: "1", timeout: "0.5", staleAfter: "7",
             policy: "beacon-first", minRSSI: "-100", zones: "9", socket: "/tmp/x.sock", stateDir: "/tmp/s",
             record: "/tmp/r", logLevel: "trace", active: true, scanIntervalMs: "200", scanWindowMs: "50",
-            recordMaxMB: "7", recordKeep: "2")
+            recordMaxMB: "7", recordKeep: "2", deescalationHold: "2.5")
         #expect(Set(overrides.values.map(\.key)) == Set(ConfigKey.allCases.filter { $0.flag != nil }))
         for (key, _) in overrides.values {
             #expect(ConfigKey.forFlag(key.flag!) == key)
@@ -91,7 +91,9 @@ import Testing
                      "--timeout", "--stale-after", "--policy", "--min-rssi", "--zones", "--socket", "--state-dir",
                      "--record", "--log-level", "--company-id",
                      // The live-scanning issue's.
-                     "--active", "--scan-interval-ms", "--scan-window-ms", "--record-max-mb", "--record-keep"]
+                     "--active", "--scan-interval-ms", "--scan-window-ms", "--record-max-mb", "--record-keep",
+                     // Issue 9's.
+                     "--deescalation-hold"]
         #expect(Set(flags) == Set(ConfigKey.allCases.compactMap(\.flag)))
         #expect(ConfigKey.forFlag("--socket") == .socketPath)
         #expect(ConfigKey.forFlag("--record") == .recordPath)

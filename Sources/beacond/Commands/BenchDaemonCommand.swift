@@ -46,10 +46,22 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(help: "Runs to do: all, latency, fanout, hci or idle (comma-separated).")
     var only: String = "all"
 
+    /// Caps that keep every figure's products (reports = rate × seconds, buffers, threads) far from
+    /// overflow and the run finite; `inf` and `nan` are refused.
+    static let maxSeconds = 3_600.0
+    static let maxRate = 1_000_000
+    static let maxSubscribers = 10_000
+    static let maxChanges = 1_000
+
     func validate() throws {
-        guard duration > 0, rate > 0, readerThreads >= 0, subscribers > 0, fanoutSubscribers > 0, fanoutChanges > 0,
-              idleSeconds > 0, hciRate > 0 else {
-            throw ValidationError("every figure must be positive")
+        guard duration > 0, duration <= Self.maxSeconds, idleSeconds > 0, idleSeconds <= Self.maxSeconds else {
+            throw ValidationError("--duration and --idle-seconds must be between 0 and \(Int(Self.maxSeconds)) seconds")
+        }
+        guard (1...Self.maxRate).contains(rate), (1...Self.maxRate).contains(hciRate),
+              (1...Self.maxSubscribers).contains(subscribers), (1...Self.maxSubscribers).contains(fanoutSubscribers),
+              (0...Self.maxSubscribers).contains(readerThreads), (1...Self.maxChanges).contains(fanoutChanges) else {
+            throw ValidationError("every figure must be positive: rates at most \(Self.maxRate), changes at most "
+                + "\(Self.maxChanges), subscribers and reader threads at most \(Self.maxSubscribers)")
         }
         let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle"]
         guard only.split(separator: ",").allSatisfy({ known.contains($0) }) else {

@@ -27,7 +27,12 @@ struct ReplayCommand: ParsableCommand {
     var json = false
 
     @Option(name: .customLong("company-id"),
-            help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"))
+            help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"),
+            transform: { text in
+                IntegerArgument(try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
+                    try ConfigValueParser.integer(value, in: 0...UInt16.max)
+                })
+            })
     var companyID = IntegerArgument<UInt16>(GeoRacingSignal.defaultCompanyID)
 
     @Flag(help: "Print the published track state over time instead of reports (one capture).")
@@ -42,19 +47,34 @@ struct ReplayCommand: ParsableCommand {
     var policy: Policy = .safety
 
     @Option(name: .customLong("min-rssi"), parsing: .unconditional,
-            help: ArgumentHelp("Ignore overrides weaker than this, dBm (--timeline).", valueName: "dbm"))
+            help: ArgumentHelp("Ignore overrides weaker than this, dBm, -127 to 20 (--timeline).", valueName: "dbm"),
+            transform: { text in
+                IntegerArgument(try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
+                    try ConfigValueParser.integer(value, in: -127...20)
+                })
+            })
     var minRSSI = IntegerArgument<Int>(FusionConfiguration.defaultMinRSSI)
 
     @Option(name: .customLong("stale-after"),
-            help: ArgumentHelp("Seconds a remote fetch stays fresh (--timeline).", valueName: "seconds"))
+            help: ArgumentHelp("Seconds a remote fetch stays fresh, 0.1 to 86400 (--timeline).", valueName: "seconds"),
+            transform: SecondsArgument.parser(.staleAfter))
     var staleAfter = SecondsArgument(micros: FusionConfiguration.defaultStaleAfter)
 
     @Option(name: .customLong("max-ttl"),
-            help: ArgumentHelp("Longest an override stays active, seconds (--timeline).", valueName: "seconds"))
+            help: ArgumentHelp("Longest an override stays active, seconds, 0.1 to 86400 (--timeline).",
+                               valueName: "seconds"),
+            transform: SecondsArgument.parser(.maxTTL))
     var maxTTL = SecondsArgument(micros: FusionConfiguration.defaultMaxTTL)
 
+    @Option(name: .customLong("deescalation-hold"),
+            help: ArgumentHelp("Seconds a lowered or cleared beacon claim stays in force, 0.1 to 10 (--timeline).",
+                               valueName: "seconds"),
+            transform: SecondsArgument.parser(.deescalationHold))
+    var deescalationHold = SecondsArgument(micros: FusionConfiguration.defaultDeescalationHold)
+
     @Option(help: ArgumentHelp("Zones whose beacons may override, comma-separated; default all (--timeline).",
-                               valueName: "list"))
+                               valueName: "list"),
+            transform: ZoneListArgument.parse)
     var zones: ZoneListArgument?
 
     @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
@@ -108,7 +128,7 @@ extension ReplayCommand {
         }
         let configuration = FusionConfiguration(
             policy: policy, minRSSI: minRSSI.value, zones: zones?.zones ?? [], maxTTL: maxTTL.micros,
-            staleAfter: staleAfter.micros)
+            staleAfter: staleAfter.micros, deescalationHold: deescalationHold.micros)
         let replay = TimelineReplay(
             configuration: configuration, decoder: GeoRacingDecoder(companyID: companyID.value), json: json,
             output: OutputStream(fd: STDOUT_FILENO))

@@ -54,6 +54,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Zones whose beacons may override, comma-separated (fusion.zones).", valueName: "list"))
     var zones: String?
 
+    @Option(name: .customLong("deescalation-hold"),
+            help: ArgumentHelp("Seconds a lowered or cleared beacon claim stays in force (fusion.deescalation_hold).",
+                               valueName: "s"))
+    var deescalationHold: String?
+
     @Option(help: ArgumentHelp("Unix socket path (socket.path).", valueName: "path"))
     var socket: String?
 
@@ -68,14 +73,14 @@ struct RunCommand: AsyncParsableCommand {
         let overrides = scanner.applied(to: DaemonOverrides(
             replay: replay, speed: speed, loop: loop ? true : nil, remoteURL: remoteURL, pollInterval: pollInterval,
             timeout: timeout, staleAfter: staleAfter, policy: policy, minRSSI: minRSSI, zones: zones, socket: socket,
-            stateDir: stateDir, logLevel: logLevel))
+            stateDir: stateDir, logLevel: logLevel, deescalationHold: deescalationHold))
         let path = config ?? DaemonConfiguration.defaultPathIfPresent()
         let configuration: DaemonConfiguration
-        do {
+        do throws(ConfigurationError) {
             configuration = try DaemonConfiguration.load(path: path, overrides: overrides)
         } catch {
             printError("beacond run: \(error)")
-            throw ExitCode(78)
+            throw ExitCode(error.exitCode)
         }
         let levelControl = DaemonLogging.bootstrap(level: configuration.log.level)
         let logger = Logger(label: "beacond")

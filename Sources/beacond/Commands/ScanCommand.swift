@@ -35,7 +35,8 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
     var json = false
 
-    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Stop after this many seconds, 0.001 to 2678400 (31 days).", valueName: "seconds"),
+            transform: SecondsArgument.parser(.scanDuration))
     var duration: SecondsArgument?
 
     @Option(name: .customLong("log-level"),
@@ -51,12 +52,12 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         let path = config ?? DaemonConfiguration.defaultPathIfPresent()
         var settings: DaemonConfiguration
-        do {
+        do throws(ConfigurationError) {
             settings = try DaemonConfiguration.load(
                 path: path, overrides: scanner.applied(to: DaemonOverrides(logLevel: logLevel ?? "warning")))
         } catch {
             printError("beacond scan: \(error)")
-            throw ExitCode(78)
+            throw ExitCode(error.exitCode)
         }
         guard settings.scanner.backend != .replay else {
             printError("beacond scan: the config file says scanner.backend: replay; scan listens with hci or bluez "

@@ -22,7 +22,8 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print the raw status object (one JSON line).")
     var json = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the daemon.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds to wait for the daemon, 0.001 to 3600.", valueName: "seconds"),
+            transform: SecondsArgument.parser(.statusTimeout))
     var timeout = SecondsArgument(micros: 5_000_000)
 
     func run() throws {

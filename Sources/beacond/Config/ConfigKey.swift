@@ -20,8 +20,10 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case fusionMinRSSI = "fusion.min_rssi"
     case fusionZones = "fusion.zones"
     case fusionMaxTTL = "fusion.max_ttl"
+    case fusionDeescalationHold = "fusion.deescalation_hold"
     case fusionAllow = "fusion.allow"
     case fusionMaxDistance = "fusion.max_distance_m"
+    case fusionReferencePower = "fusion.p1m_dbm"
     case fusionMaxEntries = "fusion.max_entries"
     case socketPath = "socket.path"
     case socketMaxClients = "socket.max_clients"
@@ -32,7 +34,7 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case recordKeep = "record.keep"
 
     static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }
 
     /// The `beacond run` flag that overrides this key, if any.
@@ -54,6 +56,7 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
         case .fusionPolicy: "--policy"
         case .fusionMinRSSI: "--min-rssi"
         case .fusionZones: "--zones"
+        case .fusionDeescalationHold: "--deescalation-hold"
         case .socketPath: "--socket"
         case .stateDir: "--state-dir"
         case .recordPath: "--record"
@@ -61,7 +64,7 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
         case .recordKeep: "--record-keep"
         case .logLevel: "--log-level"
         case .scannerSilenceRestart, .remoteCAFile, .remoteBearerTokenFile, .fusionMaxTTL, .fusionAllow,
-            .fusionMaxDistance, .fusionMaxEntries, .socketMaxClients:
+            .fusionMaxDistance, .fusionReferencePower, .fusionMaxEntries, .socketMaxClients:
             nil
         }
     }
@@ -72,11 +75,11 @@ enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
         switch self {
         case .remoteURL, .remotePollInterval, .remoteTimeout, .remoteStaleAfter, .remoteCAFile,
             .remoteBearerTokenFile, .fusionPolicy, .fusionMinRSSI, .fusionZones, .fusionMaxTTL, .fusionAllow,
-            .fusionMaxDistance, .logLevel:
+            .fusionMaxDistance, .fusionDeescalationHold, .fusionReferencePower, .logLevel:
             true
         case .scannerBackend, .scannerAdapter, .scannerCompanyID, .scannerReplay, .scannerSpeed, .scannerLoop,
-            .scannerSilenceRestart, .scannerActive, .scannerScanInterval, .scannerScanWindow, .fusionMaxEntries, .socketPath, .socketMaxClients, .stateDir, .recordPath,
-            .recordMaxMB, .recordKeep:
+            .scannerSilenceRestart, .scannerActive, .scannerScanInterval, .scannerScanWindow, .fusionMaxEntries,
+            .socketPath, .socketMaxClients, .stateDir, .recordPath, .recordMaxMB, .recordKeep:
             false
         }
     }

@@ -97,6 +97,10 @@ enum ConfigValueParser {
     ) throws(ConfigValueProblem) -> Value {
         let text = try scalar(value, expected: "an integer")
         guard let wide = IntegerArgument<Int64>.parse(text) else {
+            if IntegerArgument<Int64>.hasIntegerSyntax(text) {
+                throw ConfigValueProblem(
+                    "must be between \(range.lowerBound) and \(range.upperBound), found \(shown(text))", at: value)
+            }
             if text.contains(".") {
                 throw ConfigValueProblem("expected a whole number, found \(quoted(text))", at: value)
             }
@@ -104,54 +108,37 @@ enum ConfigValueParser {
         }
         guard wide >= Int64(range.lowerBound), wide <= Int64(range.upperBound) else {
             throw ConfigValueProblem(
-                "must be between \(range.lowerBound) and \(range.upperBound), found \(text)", at: value)
+                "must be between \(range.lowerBound) and \(range.upperBound), found \(shown(text))", at: value)
         }
-        return Value(wide)
-    }
-
-    /// Seconds as a decimal with up to six places, exactly, in microseconds.
-    static func duration(_ value: RawConfigValue, allowZero: Bool) throws(ConfigValueProblem) -> Int64 {
-        let text = try scalar(value, expected: "a number of seconds")
-        guard let micros = try decimalMicros(text, value: value) else {
-            throw ConfigValueProblem("expected a number of seconds (like 5 or 2.5), found \(quoted(text))", at: value)
+        // In range, so the conversion cannot fail; `exactly` keeps that from ever being a trap.
+        guard let narrow = Value(exactly: wide) else {
+            throw ConfigValueProblem("must be between \(range.lowerBound) and \(range.upperBound)", at: value)
         }
-        if micros == 0 && !allowZero { throw ConfigValueProblem("must be greater than 0 seconds", at: value) }
-        return micros
-    }
-
-    /// A non-negative decimal in millionths; nil when `text` is not a number at all.
-    private static func decimalMicros(_ text: String, value: RawConfigValue)
-        throws(ConfigValueProblem) -> Int64?
-    {
-        if text.hasPrefix("-"), SecondsArgument.parse(String(text.dropFirst())) != nil {
-            throw ConfigValueProblem("must not be negative, found \(text)", at: value)
-        }
-        let plain = text.hasPrefix("+") ? String(text.dropFirst()) : text
-        if let micros = SecondsArgument.parse(plain) { return micros }
-        let parts = plain.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        if parts.count == 2, parts[1].count > 6, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }),
-            parts[0].allSatisfy({ $0.isASCII && $0.isNumber })
-        {
-            throw ConfigValueProblem(
-                "\(quoted(text)) has more than 6 decimal places (the resolution is a microsecond)", at: value)
-        }
-        if !plain.isEmpty, plain.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            throw ConfigValueProblem("\(quoted(text)) is too large", at: value)
-        }
-        return nil
+        return narrow
     }
 
     static func speed(_ value: RawConfigValue) throws(ConfigValueProblem) -> ReplaySpeed {
         let text = try scalar(value, expected: "a speed factor or max")
         if text.lowercased() == "max" { return .max }
-        guard let millionths = try decimalMicros(text, value: value) else {
-            throw ConfigValueProblem("expected a positive number (1 is real time) or max, found \(quoted(text))",
-                                     at: value)
+        let maximum = ReplaySpeed.maxFactorMillionths / 1_000_000
+        let millionths: Int64
+        switch DecimalMillionths.parse(text) {
+        case .success(let parsed): millionths = parsed
+        case .failure(.notANumber):
+            throw ConfigValueProblem(
+                "expected a positive number (1 is real time) or max, found \(quoted(text))", at: value)
+        case .failure(.negative):
+            throw ConfigValueProblem("must not be negative, found \(shown(text))", at: value)
+        case .failure(.tooManyDecimals):
+            throw ConfigValueProblem("\(quoted(text)) has more than 6 decimal places", at: value)
+        case .failure(.tooLarge):
+            throw ConfigValueProblem(
+                "must be at most \(maximum) (use max to skip waiting), found \(shown(text))", at: value)
         }
         guard millionths > 0 else { throw ConfigValueProblem("must be greater than 0 (or max)", at: value) }
         guard millionths <= ReplaySpeed.maxFactorMillionths else {
             throw ConfigValueProblem(
-                "must be at most \(ReplaySpeed.maxFactorMillionths / 1_000_000) (use max to skip waiting)", at: value)
+                "must be at most \(maximum) (use max to skip waiting), found \(shown(text))", at: value)
         }
         return .factor(millionths: millionths)
     }
@@ -308,16 +295,43 @@ enum ConfigValueParser {
         return allow
     }
 
-    /// Metres, greater than 0.
+    /// The distance gate's range, metres: BLE is not heard much beyond a kilometre.
+    static let metresRange: ClosedRange<Double> = 0.1...1000
+    /// `fusion.p1m_dbm`'s range: received power at 1 m, dBm.
+    static let referencePowerRange: ClosedRange<Double> = -100...0
+
+    /// Metres, 0.1 to 1000.
     static func metres(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
-        let text = try scalar(value, expected: "a distance in metres")
-        guard let metres = Double(text), metres.isFinite,
-            text.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) })
-        else {
-            throw ConfigValueProblem("expected a distance in metres, found \(quoted(text))", at: value)
+        try decimal(value, what: "a distance in metres", in: metresRange, unit: "metres")
+    }
+
+    /// dBm at 1 m, −100 to 0.
+    static func referencePower(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
+        try decimal(value, what: "a power in dBm (like -59)", in: referencePowerRange, unit: "dBm")
+    }
+
+    /// A plain decimal (`12.5`, `-59`, `1e2`) within `range`: no hex, `nan`, `inf`, or values that round
+    /// to infinity (`1e400`). Negative zero is zero.
+    static func decimal(_ value: RawConfigValue, what: String, in range: ClosedRange<Double>, unit: String)
+        throws(ConfigValueProblem) -> Double
+    {
+        let text = try scalar(value, expected: what)
+        let plain = text.unicodeScalars.allSatisfy {
+            ($0.value >= 0x30 && $0.value <= 0x39) || "+-.eE".unicodeScalars.contains($0)
         }
-        guard metres > 0 else { throw ConfigValueProblem("must be greater than 0 metres, found \(text)", at: value) }
-        return metres
+        guard plain, text.utf8.count <= 64, let number = Double(text) else {
+            throw ConfigValueProblem("expected \(what), found \(quoted(text))", at: value)
+        }
+        let bounds = "\(Self.decimalText(range.lowerBound)) and \(Self.decimalText(range.upperBound)) \(unit)"
+        guard number.isFinite, range.contains(number) else {
+            throw ConfigValueProblem("must be between \(bounds), found \(shown(text))", at: value)
+        }
+        return number == 0 ? 0 : number
+    }
+
+    /// `0.1`, `1000`, `-100`: a bound as the docs write it.
+    private static func decimalText(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
@@ -331,165 +345,5 @@ extension String {
         guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
         let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
         return String(scalars[start...end])
-    }
-}
-
-extension DaemonConfiguration {
-    /// Sets `key` from an unchecked value. `base` resolves relative paths (a config file's directory).
-    mutating func set(_ key: ConfigKey, to value: RawConfigValue, relativeTo base: String?)
-        throws(ConfigValueProblem)
-    {
-        typealias P = ConfigValueParser
-        let isNull: Bool
-        if case .null = value.kind { isNull = true } else { isNull = false }
-        switch key {
-        case .scannerBackend: scanner.backend = try P.backend(value)
-        case .scannerAdapter: scanner.adapter = try P.adapter(value)
-        case .scannerCompanyID: scanner.companyID = try P.integer(value, in: 0...UInt16.max)
-        case .scannerReplay: scanner.replay = isNull ? nil : try P.path(value, relativeTo: base)
-        case .scannerSpeed: scanner.speed = try P.speed(value)
-        case .scannerLoop: scanner.loop = try P.bool(value)
-        case .scannerSilenceRestart: scanner.silenceRestart = try P.duration(value, allowZero: true)
-        case .scannerActive: scanner.active = try P.bool(value)
-        case .scannerScanInterval: scanner.scanIntervalMs = try P.integer(value, in: Scanner.scanTimingRange)
-        case .scannerScanWindow: scanner.scanWindowMs = try P.integer(value, in: Scanner.scanTimingRange)
-        case .remoteURL: remote.url = isNull ? nil : try P.url(value)
-        case .remotePollInterval: remote.pollInterval = try P.duration(value, allowZero: false)
-        case .remoteTimeout: remote.timeout = try P.duration(value, allowZero: false)
-        case .remoteStaleAfter: remote.staleAfter = try P.duration(value, allowZero: false)
-        case .remoteCAFile: remote.caFile = isNull ? nil : try P.readableFile(value, relativeTo: base)
-        case .remoteBearerTokenFile:
-            remote.bearerTokenFile = isNull ? nil : try P.readableFile(value, relativeTo: base)
-        case .fusionPolicy: fusion.policy = try P.policy(value)
-        case .fusionMinRSSI: fusion.minRSSI = try P.integer(value, in: -127...20)
-        case .fusionZones: fusion.zones = try P.zones(value)
-        case .fusionMaxTTL: fusion.maxTTL = try P.duration(value, allowZero: false)
-        case .fusionAllow: fusion.allow = try P.allowList(value)
-        case .fusionMaxDistance: fusion.maxDistance = isNull ? nil : try P.metres(value)
-        case .fusionMaxEntries: fusion.maxEntries = try P.integer(value, in: 1...1_000_000)
-        case .socketPath:
-            let path = try P.path(value, relativeTo: base)
-            guard path.utf8.count <= Socket.maxPathBytes else {
-                throw ConfigValueProblem(
-                    "\(P.quoted(path)) is \(path.utf8.count) bytes long; a Unix socket path holds at most "
-                        + "\(Socket.maxPathBytes)", at: value)
-            }
-            socket.path = path
-        case .socketMaxClients: socket.maxClients = try P.integer(value, in: 1...1_000_000)
-        case .stateDir: stateDir = try P.path(value, relativeTo: base)
-        case .logLevel: log.level = try P.logLevel(value)
-        case .recordPath: record.path = isNull ? nil : try P.path(value, relativeTo: base)
-        case .recordMaxMB: record.maxMB = try P.integer(value, in: 1...1_000_000)
-        case .recordKeep: record.keep = try P.integer(value, in: 0...1000)
-        }
-    }
-
-    /// The value of `key` as the config file would spell it; `~` for none.
-    func describe(_ key: ConfigKey) -> String {
-        func seconds(_ micros: Int64) -> String { DecimalText.format(micros: micros) }
-        func optional(_ text: String?) -> String { text ?? "~" }
-        switch key {
-        case .scannerBackend: return scanner.backend.rawValue
-        case .scannerAdapter: return scanner.adapter
-        case .scannerCompanyID: return "0x" + String(String(scanner.companyID, radix: 16, uppercase: true))
-        case .scannerReplay: return optional(scanner.replay)
-        case .scannerSpeed: return scanner.speed.description
-        case .scannerLoop: return String(scanner.loop)
-        case .scannerSilenceRestart: return seconds(scanner.silenceRestart)
-        case .scannerActive: return String(scanner.active)
-        case .scannerScanInterval: return String(scanner.scanIntervalMs)
-        case .scannerScanWindow: return String(scanner.scanWindowMs)
-        case .remoteURL: return optional(remote.url)
-        case .remotePollInterval: return seconds(remote.pollInterval)
-        case .remoteTimeout: return seconds(remote.timeout)
-        case .remoteStaleAfter: return seconds(remote.staleAfter)
-        case .remoteCAFile: return optional(remote.caFile)
-        case .remoteBearerTokenFile: return optional(remote.bearerTokenFile)
-        case .fusionPolicy: return fusion.policy.rawValue
-        case .fusionMinRSSI: return String(fusion.minRSSI)
-        case .fusionZones: return "[" + fusion.zones.sorted().map(String.init).joined(separator: ",") + "]"
-        case .fusionMaxTTL: return seconds(fusion.maxTTL)
-        case .fusionAllow:
-            let entries = fusion.allow.addresses.sorted().map(\.description)
-                + fusion.allow.sourceIDs.sorted().map(String.init)
-            return "[" + entries.joined(separator: ",") + "]"
-        case .fusionMaxDistance: return fusion.maxDistance.map { String($0) } ?? "~"
-        case .fusionMaxEntries: return String(fusion.maxEntries)
-        case .socketPath: return socket.path
-        case .socketMaxClients: return String(socket.maxClients)
-        case .stateDir: return stateDir
-        case .logLevel: return log.level.rawValue
-        case .recordPath: return optional(record.path)
-        case .recordMaxMB: return String(record.maxMB)
-        case .recordKeep: return String(record.keep)
-        }
-    }
-
-    /// Takes `key`'s value from `other`.
-    mutating func copy(_ key: ConfigKey, from other: DaemonConfiguration) {
-        switch key {
-        case .scannerBackend: scanner.backend = other.scanner.backend
-        case .scannerAdapter: scanner.adapter = other.scanner.adapter
-        case .scannerCompanyID: scanner.companyID = other.scanner.companyID
-        case .scannerReplay: scanner.replay = other.scanner.replay
-        case .scannerSpeed: scanner.speed = other.scanner.speed
-        case .scannerLoop: scanner.loop = other.scanner.loop
-        case .scannerSilenceRestart: scanner.silenceRestart = other.scanner.silenceRestart
-        case .scannerActive: scanner.active = other.scanner.active
-        case .scannerScanInterval: scanner.scanIntervalMs = other.scanner.scanIntervalMs
-        case .scannerScanWindow: scanner.scanWindowMs = other.scanner.scanWindowMs
-        case .remoteURL: remote.url = other.remote.url
-        case .remotePollInterval: remote.pollInterval = other.remote.pollInterval
-        case .remoteTimeout: remote.timeout = other.remote.timeout
-        case .remoteStaleAfter: remote.staleAfter = other.remote.staleAfter
-        case .remoteCAFile: remote.caFile = other.remote.caFile
-        case .remoteBearerTokenFile: remote.bearerTokenFile = other.remote.bearerTokenFile
-        case .fusionPolicy: fusion.policy = other.fusion.policy
-        case .fusionMinRSSI: fusion.minRSSI = other.fusion.minRSSI
-        case .fusionZones: fusion.zones = other.fusion.zones
-        case .fusionMaxTTL: fusion.maxTTL = other.fusion.maxTTL
-        case .fusionAllow: fusion.allow = other.fusion.allow
-        case .fusionMaxDistance: fusion.maxDistance = other.fusion.maxDistance
-        case .fusionMaxEntries: fusion.maxEntries = other.fusion.maxEntries
-        case .socketPath: socket.path = other.socket.path
-        case .socketMaxClients: socket.maxClients = other.socket.maxClients
-        case .stateDir: stateDir = other.stateDir
-        case .logLevel: log.level = other.log.level
-        case .recordPath: record.path = other.record.path
-        case .recordMaxMB: record.maxMB = other.record.maxMB
-        case .recordKeep: record.keep = other.record.keep
-        }
-    }
-
-    /// Checks that need more than one key, once the file and the flags are both applied.
-    func crossCheck() -> [ConfigurationProblem] {
-        var problems: [ConfigurationProblem] = []
-        if scanner.backend == .replay {
-            if let replay = scanner.replay {
-                do throws(ConfigValueProblem) {
-                    try ConfigValueParser.checkReadable(replay, value: nil)
-                } catch {
-                    problems.append(origins.problem(.scannerReplay, reason: error.reason))
-                }
-            } else {
-                var problem = origins.problem(
-                    .scannerBackend, reason: "scanner.replay (--replay) is required when scanner.backend is replay")
-                problem.key = ConfigKey.scannerReplay.rawValue
-                problems.append(problem)
-            }
-        }
-        if scanner.scanWindowMs > scanner.scanIntervalMs {
-            problems.append(origins.problem(
-                .scannerScanWindow,
-                reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
-                    + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
-        }
-        return problems
-    }
-
-    /// Throws every cross-key problem.
-    func validate() throws(ConfigurationError) {
-        let problems = crossCheck()
-        if !problems.isEmpty { throw ConfigurationError(problems) }
     }
 }

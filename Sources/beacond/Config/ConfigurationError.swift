@@ -26,7 +26,7 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
     var description: String {
         var text = ""
         if let file {
-            text += file
+            text += TerminalText.escaped(file)
             if let line {
                 text += ":\(line)"
                 if let column { text += ":\(column)" }
@@ -35,10 +35,11 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
         }
         if let flag {
             text += flag
-            if let key { text += " (\(key))" }
+            if let key { text += " (\(TerminalText.escaped(key)))" }
             text += ": "
         } else if let key {
-            text += key + ": "
+            // An unknown key is the file's text: escaped so it cannot drive the terminal.
+            text += TerminalText.escaped(key) + ": "
         }
         return text + reason
     }
@@ -55,6 +56,11 @@ struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     init(_ problem: ConfigurationProblem) { self.init([problem]) }
+
+    /// 64 (bad usage) when every problem is a flag's; 78 (bad configuration) when the file is involved.
+    var exitCode: Int32 {
+        problems.allSatisfy { $0.flag != nil && $0.file == nil } ? 64 : 78
+    }
 
     /// One problem per line.
     var description: String { problems.map(\.description).joined(separator: "\n") }

@@ -44,12 +44,14 @@ extension DaemonConfiguration {
     static func parse(yaml: String, file: String, relativeTo base: String?) throws(ConfigurationError)
         -> DaemonConfiguration
     {
+        if let problem = YAMLBounds.anchorOrAlias(in: yaml, file: file) { throw ConfigurationError(problem) }
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
         } catch {
             throw ConfigurationError(yamlProblem(error, file: file, text: yaml))
         }
+        if let root, let problem = YAMLBounds.check(root, file: file) { throw ConfigurationError(problem) }
         var walker = ConfigurationWalker(file: file, base: base)
         if let root {
             switch root {

@@ -107,6 +107,10 @@ struct DaemonConfiguration: Hashable, Sendable {
         /// Metres; nil: no distance gate.
         var maxDistance: Double?
         var maxEntries: Int = FusionConfiguration.defaultMaxEntries
+        /// How long a lowered or cleared beacon claim stays in force.
+        var deescalationHold: Int64 = FusionConfiguration.defaultDeescalationHold
+        /// Received power at 1 m, dBm, for every beacon; nil: derived per beacon.
+        var referencePower: Double?
     }
 
     struct Socket: Hashable, Sendable {
@@ -153,7 +157,8 @@ struct DaemonConfiguration: Hashable, Sendable {
         FusionConfiguration(
             policy: fusion.policy, minRSSI: fusion.minRSSI, zones: fusion.zones, allow: fusion.allow,
             maxTTL: fusion.maxTTL, maxEntries: fusion.maxEntries, staleAfter: remote.staleAfter,
-            maxDistance: fusion.maxDistance)
+            maxDistance: fusion.maxDistance, referencePower: fusion.referencePower,
+            deescalationHold: fusion.deescalationHold)
     }
 }
 

@@ -25,6 +25,7 @@ struct DaemonOverrides: Hashable, Sendable {
     var scanWindowMs: String?
     var recordMaxMB: String?
     var recordKeep: String?
+    var deescalationHold: String?
 
     init(
         backend: String? = nil, adapter: String? = nil, companyID: String? = nil, replay: String? = nil,
@@ -32,7 +33,7 @@ struct DaemonOverrides: Hashable, Sendable {
         timeout: String? = nil, staleAfter: String? = nil, policy: String? = nil, minRSSI: String? = nil,
         zones: String? = nil, socket: String? = nil, stateDir: String? = nil, record: String? = nil,
         logLevel: String? = nil, active: Bool? = nil, scanIntervalMs: String? = nil, scanWindowMs: String? = nil,
-        recordMaxMB: String? = nil, recordKeep: String? = nil
+        recordMaxMB: String? = nil, recordKeep: String? = nil, deescalationHold: String? = nil
     ) {
         self.backend = backend
         self.adapter = adapter
@@ -56,6 +57,7 @@ struct DaemonOverrides: Hashable, Sendable {
         self.scanWindowMs = scanWindowMs
         self.recordMaxMB = recordMaxMB
         self.recordKeep = recordKeep
+        self.deescalationHold = deescalationHold
     }
 
     /// The given flags, as (key, text), in key order.
@@ -65,7 +67,8 @@ struct DaemonOverrides: Hashable, Sendable {
             (.scannerReplay, replay), (.scannerSpeed, speed), (.scannerLoop, loop.map { String($0) }),
             (.remoteURL, remoteURL), (.remotePollInterval, pollInterval), (.remoteTimeout, timeout),
             (.remoteStaleAfter, staleAfter), (.fusionPolicy, policy), (.fusionMinRSSI, minRSSI),
-            (.fusionZones, zones), (.socketPath, socket), (.stateDir, stateDir), (.recordPath, record),
+            (.fusionZones, zones), (.fusionDeescalationHold, deescalationHold), (.socketPath, socket),
+            (.stateDir, stateDir), (.recordPath, record),
             (.logLevel, logLevel), (.scannerActive, active.map { String($0) }),
             (.scannerScanInterval, scanIntervalMs), (.scannerScanWindow, scanWindowMs),
             (.recordMaxMB, recordMaxMB), (.recordKeep, recordKeep),

@@ -89,4 +89,10 @@ extension ConfigValueParser {
         }
         return plain ? text : quoted(text)
     }
+
+    /// A value in a message: bare when it is a short simple token (`-300`, `0x10000`), otherwise
+    /// quoted, escaped and shortened.
+    static func shown(_ text: String) -> String {
+        text.count <= maxQuotedLength ? quotedIfNeeded(text) : quoted(text)
+    }
 }

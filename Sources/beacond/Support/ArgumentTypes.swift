@@ -4,38 +4,53 @@ import CircuitState
 extension Policy: ExpressibleByArgument {}
 
 /// A duration in seconds, with up to six decimals (`15`, `2.5`), held as integer microseconds.
-struct SecondsArgument: ExpressibleByArgument, Sendable {
+struct SecondsArgument: ExpressibleByArgument, Sendable, CustomStringConvertible {
     var micros: Int64
 
     init(micros: Int64) { self.micros = micros }
 
+    /// Any non-negative duration that fits; flags with a range use `parser(_:)` instead.
     init?(argument: String) {
         guard let micros = Self.parse(argument) else { return nil }
         self.micros = micros
     }
 
     /// Parses a non-negative decimal number of seconds without going through Double,
-    /// so `0.000001` is exactly one microsecond.
+    /// so `0.000001` is exactly one microsecond; nil for anything else, including overflow.
     static func parse(_ text: String) -> Int64? {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, !whole.isEmpty || parts.count == 2,
-              whole.allSatisfy(\.isASCII), whole.allSatisfy(\.isNumber) else { return nil }
-        let seconds = whole.isEmpty ? 0 : Int64(whole)
-        guard let seconds, seconds <= Int64.max / 1_000_000 else { return nil }
-        var fraction: Int64 = 0
-        if parts.count == 2 {
-            let digits = parts[1]
-            guard !digits.isEmpty, digits.count <= 6, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-                  let value = Int64(digits) else { return nil }
-            fraction = value
-            for _ in digits.count..<6 { fraction *= 10 }
-        }
-        return seconds * 1_000_000 + fraction
+        try? DecimalMillionths.parse(text).get()
     }
 
-    var defaultValueDescription: String {
-        let fraction = micros % 1_000_000
-        return fraction == 0 ? "\(micros / 1_000_000)" : "\(Double(micros) / 1_000_000)"
+    /// A flag's transform: the config file's duration rules and `range`, with the reason on failure
+    /// (ArgumentParser prints it after the flag and exits 64).
+    static func parser(_ range: DurationRange) -> @Sendable (String) throws -> SecondsArgument {
+        { text in
+            do throws(ConfigValueProblem) {
+                return SecondsArgument(micros: try ConfigValueParser.duration(text: text, in: range))
+            } catch {
+                throw FlagValueError(reason: error.reason)
+            }
+        }
+    }
+
+    var description: String { DecimalText.format(micros: micros) }
+    var defaultValueDescription: String { description }
+}
+
+/// Why a flag's value was refused; ArgumentParser shows `description` after the flag's name.
+struct FlagValueError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+
+    /// Runs one of the config file's value checks on a flag's text.
+    static func checking<Value>(_ text: String, _ check: (RawConfigValue) throws(ConfigValueProblem) -> Value)
+        throws(FlagValueError) -> Value
+    {
+        do throws(ConfigValueProblem) {
+            return try check(.flag(text))
+        } catch {
+            throw FlagValueError(reason: error.reason)
+        }
     }
 }
 
@@ -43,13 +58,19 @@ struct SecondsArgument: ExpressibleByArgument, Sendable {
 struct ZoneListArgument: ExpressibleByArgument, Sendable {
     var zones: Set<UInt16>
 
+    init(zones: Set<UInt16>) { self.zones = zones }
+
+    /// The rules of `fusion.zones`: nil for anything they refuse.
     init?(argument: String) {
-        var zones = Set<UInt16>()
-        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let zone = IntegerArgument<UInt16>.parse(part.trimmingCharacters(in: " ")) else { return nil }
-            zones.insert(zone)
-        }
+        guard let zones = try? ConfigValueParser.zones(.flag(argument)) else { return nil }
         self.zones = zones
+    }
+
+    /// A flag's transform, with the reason on failure.
+    static func parse(_ text: String) throws -> ZoneListArgument {
+        ZoneListArgument(zones: try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
+            try ConfigValueParser.zones(value)
+        })
     }
 }
 

@@ -13,6 +13,14 @@ struct IntegerArgument<Value: FixedWidthInteger & Sendable>: ExpressibleByArgume
     }
 
     static func parse(_ text: String) -> Value? {
+        guard let (negative, digits, radix) = split(text) else { return nil }
+        return Value(negative ? "-" + digits : String(digits), radix: radix)
+    }
+
+    /// Whether `text` is written as an integer, whatever its size: a nil `parse` then means out of range.
+    static func hasIntegerSyntax(_ text: String) -> Bool { split(text) != nil }
+
+    private static func split(_ text: String) -> (negative: Bool, digits: Substring, radix: Int)? {
         var digits = Substring(text)
         var negative = false
         if digits.hasPrefix("-") {
@@ -26,8 +34,11 @@ struct IntegerArgument<Value: FixedWidthInteger & Sendable>: ExpressibleByArgume
             radix = 16
             digits = digits.dropFirst(2)
         }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isHexDigit }) else { return nil }
-        return Value(negative ? "-" + digits : String(digits), radix: radix)
+        let isDigit: (Unicode.Scalar) -> Bool = radix == 16
+            ? { ("0"..."9").contains($0) || ("a"..."f").contains($0) || ("A"..."F").contains($0) }
+            : { ("0"..."9").contains($0) }
+        guard !digits.isEmpty, digits.unicodeScalars.allSatisfy(isDigit) else { return nil }
+        return (negative, digits, radix)
     }
 
     var defaultValueDescription: String { String(value) }
