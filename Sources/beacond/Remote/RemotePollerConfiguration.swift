@@ -65,6 +65,8 @@ struct RemotePollerConfiguration: Hashable, Sendable {
     var pollInterval: Duration = .seconds(5)
     /// `remote.timeout`: for the whole fetch, connecting to the last body byte.
     var timeout: Duration = .seconds(3)
+    /// `remote.stale_after`: retries after failures come at most a third of it apart.
+    var staleAfter: Duration = .seconds(15)
     /// `remote.ca_file`: PEM certificates that are then the only trust roots for `https://`.
     var caFile: String? = nil
     /// `remote.bearer_token_file`: its trimmed content is sent as `Authorization: Bearer <token>`.
@@ -72,14 +74,15 @@ struct RemotePollerConfiguration: Hashable, Sendable {
 
     /// A body longer than this is an error; reading stops there.
     static let maxBodyBytes = 64 * 1024
-    /// Failures back off to at most this many poll intervals.
+    /// Failures back off to at most this many poll intervals (and at most `stale_after / 3`).
     static let backoffCapFactor = 6
 
     init(url: String, pollInterval: Duration = .seconds(5), timeout: Duration = .seconds(3),
-         caFile: String? = nil, bearerTokenFile: String? = nil) {
+         staleAfter: Duration = .seconds(15), caFile: String? = nil, bearerTokenFile: String? = nil) {
         self.url = url
         self.pollInterval = pollInterval
         self.timeout = timeout
+        self.staleAfter = staleAfter
         self.caFile = caFile
         self.bearerTokenFile = bearerTokenFile
     }
@@ -90,6 +93,7 @@ struct RemotePollerConfiguration: Hashable, Sendable {
         let endpoint = try RemoteEndpoint(parsing: url)
         guard pollInterval > .zero else { throw RemoteConfigurationError(reason: "remote.poll_interval must be > 0") }
         guard timeout > .zero else { throw RemoteConfigurationError(reason: "remote.timeout must be > 0") }
+        guard staleAfter > .zero else { throw RemoteConfigurationError(reason: "remote.stale_after must be > 0") }
         let token = try bearerTokenFile.map(Self.readToken)
         var tls: TLSConfiguration?
         if case .http(_, secure: true) = endpoint {
