@@ -42,7 +42,8 @@ import Testing
         #expect(snapshot.wind == "1e999")
         #expect(try parse(#"{"temperature":"1e400","humidity":"nan"}"#) == RemoteSnapshot())
         #expect(try parse(#"{"temperature":-0}"#).temperature?.sign == .minus)
-        #expect(try parse(#"{"temperature":4.9e-324,"humidity":1.7976931348623157e308}"#).humidity == .greatestFiniteMagnitude)
+        let extremes = try parse(#"{"temperature":4.9e-324,"humidity":1.7976931348623157e308}"#)
+        #expect(extremes.humidity == .greatestFiniteMagnitude)
         let huge = String(repeating: "9", count: 5000)
         let hugeID = try parse(#"{"id":\#(huge),"global_mode":"GREEN","temperature":\#(huge)}"#)
         #expect(hugeID.id == String(repeating: "9", count: RemoteStateDocument.maxFieldBytes))
@@ -97,9 +98,10 @@ import Testing
         #expect(try RemoteStateDocument.snapshot(fromBody: Data([0xEF, 0xBB, 0xBF] + Array(#"{"mode":"RED"}"#.utf8)))
             .trackMode == .redFlag)
         // Nesting: at most RemoteJSON.maxDepth levels, and 100,000 levels are refused without recursion.
-        let allowed = String(repeating: "[", count: RemoteJSON.maxDepth - 1) + String(repeating: "]", count: RemoteJSON.maxDepth - 1)
+        let levels = RemoteJSON.maxDepth - 1
+        let allowed = String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
         #expect(try parse(#"{"x":\#(allowed),"mode":"RED"}"#).trackMode == .redFlag)
-        let tooDeep = #"{"x":\#(allowed.dropLast(RemoteJSON.maxDepth - 1))[]\#(allowed.dropFirst(RemoteJSON.maxDepth - 1))}"#
+        let tooDeep = #"{"x":\#(allowed.dropLast(levels))[]\#(allowed.dropFirst(levels))}"#
         let deepError = try #require(failure(Array(tooDeep.utf8)))
         #expect(deepError.reason.contains("nested deeper than \(RemoteJSON.maxDepth) levels"))
         #expect(!deepError.isNotJSON)
@@ -118,9 +120,11 @@ import Testing
 
     /// Random mutations of a real document: every outcome is a snapshot or a `RemoteDocumentError`.
     @Test func mutatedDocumentsParseOrFailCleanly() throws {
-        let seed = Array(#"{"id":7,"global_mode":"RED_FLAG","mode":"GREEN","message":"D\u00e9bris \"3\"","temperature":21.5,"humidity":"40","wind":[1,{"a":null}],"last_updated":true}"#.utf8)
+        let seed = Array((#"{"id":7,"global_mode":"RED_FLAG","mode":"GREEN","message":"D\u00e9bris \"3\"","#
+            + #""temperature":21.5,"humidity":"40","wind":[1,{"a":null}],"last_updated":true}"#).utf8)
         var generator = SplitMix64(state: 0x9E37_79B9_7F4A_7C15)
-        let interesting: [UInt8] = [0x00, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x80, 0xC3, 0xF0, 0xFF, 0x65, 0x2D]
+        let interesting: [UInt8] = [0x00, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x80, 0xC3, 0xF0, 0xFF,
+                                    0x65, 0x2D]
         var parsed = 0
         for _ in 0..<3000 {
             var body = seed
@@ -191,10 +195,12 @@ struct SplitMix64 {
                                                      staleAfter: .seconds(3)),
             sink: sink, logger: logger, random: { 0.5 })
         #expect(try await poller.pollOnce() <= .seconds(60))
-        try #"{"global_mode":"GREEN","global_mode":"EVACUATION"}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        let duplicated = #"{"global_mode":"GREEN","global_mode":"EVACUATION"}"#
+        try duplicated.write(toFile: path, atomically: true, encoding: .utf8)
         var delays: [Duration] = []
         for _ in 0..<4 { delays.append(try await poller.pollOnce()) }
-        #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN"))] + Array(repeating: .failed(.invalidDocument), count: 4))
+        #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN"))]
+            + Array(repeating: .failed(.invalidDocument), count: 4))
         let warnings = logs.at(.warning)
         #expect(warnings.count == 1)
         #expect(warnings.first?.message.contains(#"duplicate key "global_mode" at byte 23"#) == true)

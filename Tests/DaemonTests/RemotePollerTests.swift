@@ -79,7 +79,8 @@ private let apiObject = """
         // An absurdly small stale_after cannot make the poller spin; an absurdly large one cannot trap.
         #expect(RemoteBackoff.delay(afterFailures: 9, interval: .seconds(5), staleAfter: .microseconds(1), random: 0)
             == RemoteBackoff.minimumDelay)
-        #expect(RemoteBackoff.delay(afterFailures: 9, interval: .seconds(Int64.max / 8), staleAfter: .seconds(Int64.max / 4),
+        #expect(RemoteBackoff.delay(afterFailures: 9, interval: .seconds(Int64.max / 8),
+                                    staleAfter: .seconds(Int64.max / 4),
                                     random: 0) > .seconds(1_000_000))
     }
 }

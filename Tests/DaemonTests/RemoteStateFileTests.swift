@@ -14,7 +14,9 @@ import Glibc
 @Suite struct RemoteStateFileBoundTests {
     static let fetchedAt: Int64 = 1_747_396_810_123_456
     /// The characters that cost the most to escape, and multi-byte UTF-8.
-    static let worstCharacters: [Character] = ["/", "\"", "\\", "\u{1}", "\u{1F}", "\n", "\u{7F}", "é", "😀", "\u{2028}"]
+    static let worstCharacters: [Character] = [
+        "/", "\"", "\\", "\u{1}", "\u{1F}", "\n", "\u{7F}", "é", "😀", "\u{2028}",
+    ]
 
     func makeStore() throws -> (RemoteStateStore, CapturingLogHandler.Store) {
         let (logger, logs) = CapturingLogHandler.logger()
@@ -118,7 +120,8 @@ private final class FileTestClock: EngineClock, @unchecked Sendable {
     @Test func aLatchedEvacuationWithAMaximalBodySurvivesARestart() async throws {
         let head = #"{"global_mode":"EVACUATION","message":""#
         let tail = #"","wind":"\#(String(repeating: "\\\"", count: 100))"}"#
-        let slashes = String(repeating: "/", count: RemotePollerConfiguration.maxBodyBytes - head.utf8.count - tail.utf8.count)
+        let room = RemotePollerConfiguration.maxBodyBytes - head.utf8.count - tail.utf8.count
+        let slashes = String(repeating: "/", count: room)
         let body = Data((head + slashes + tail).utf8)
         #expect(body.count == RemotePollerConfiguration.maxBodyBytes)
         let snapshot = try RemoteStateDocument.snapshot(fromBody: body)
@@ -196,7 +199,8 @@ private final class FileTestClock: EngineClock, @unchecked Sendable {
         #expect(RemoteStateDirectory.problem(root + "/ro")?.reason
             == "state_dir \(root)/ro is not writable (Permission denied)")
         #expect(RemoteStateDirectory.problem(root + "/ro/sub")?.reason
-            == "state_dir \(root)/ro/sub does not exist and cannot be created: \(root)/ro is not writable (Permission denied)")
+            == "state_dir \(root)/ro/sub does not exist and cannot be created: "
+                + "\(root)/ro is not writable (Permission denied)")
         let (broken, _) = store(root + "/ro")
         #expect(throws: StateDirectoryError.self) { try broken.save(state) }
     }

@@ -46,8 +46,9 @@ enum RemoteStateDirectory {
                         reason: "state_dir \(directory) cannot be created: \(candidate) is not a directory")
                 }
                 guard access(candidate, W_OK | X_OK) == 0 else {
+                    let why = "\(candidate) is not writable (\(errnoText(errno)))"
                     return StateDirectoryError(
-                        reason: "state_dir \(directory) does not exist and cannot be created: \(candidate) is not writable (\(errnoText(errno)))")
+                        reason: "state_dir \(directory) does not exist and cannot be created: \(why)")
                 }
                 return nil
             }

@@ -63,7 +63,9 @@ enum RemoteStateDocument {
     /// `snapshot` with every text field cut to its cap and non-finite numbers dropped: what the
     /// parser would have produced. The state file writer applies it, so its size bound holds.
     static func capped(_ snapshot: RemoteSnapshot) -> RemoteSnapshot {
-        func cut(_ value: String?, _ cap: Int = maxFieldBytes) -> String? { value.map { truncated($0, toUTF8Bytes: cap) } }
+        func cut(_ value: String?, _ cap: Int = maxFieldBytes) -> String? {
+            value.map { truncated($0, toUTF8Bytes: cap) }
+        }
         func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
         return RemoteSnapshot(
             id: cut(snapshot.id), globalMode: cut(snapshot.globalMode), mode: cut(snapshot.mode),

@@ -241,7 +241,9 @@ final class RemoteStatePoller: Service, Sendable {
         var metadata: Logger.Metadata = ["url": "\(url)", "kind": "\(failure.kind.rawValue)"]
         switch previous {
         case nil:
-            logger.warning("remote state fetch failing: \(reason); keeping the last good state, backing off up to \(RemoteFailure.seconds(backoffCap)) s", metadata: metadata)
+            let backoff = "backing off up to \(RemoteFailure.seconds(backoffCap)) s"
+            logger.warning("remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
+                           metadata: metadata)
         case let previous? where previous != failure.kind:
             metadata["previous_kind"] = "\(previous.rawValue)"
             logger.warning("remote state fetch still failing, now: \(reason)", metadata: metadata)
