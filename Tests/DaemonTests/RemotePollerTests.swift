@@ -121,6 +121,32 @@ private let apiObject = """
     }
 }
 
+extension RemoteConfigurationTests {
+    /// A token or CA file that is a device, a FIFO or huge is refused at once, never read without end.
+    @Test func settingFilesAreRegularAndBounded() throws {
+        let directory = try RemoteTestTools.temporaryDirectory()
+        let big = directory + "/big"
+        try Data(repeating: UInt8(ascii: "a"), count: RemotePollerConfiguration.maxTokenBytes + 1)
+            .write(to: URL(fileURLWithPath: big))
+        let tooBig = "the file is over \(RemotePollerConfiguration.maxTokenBytes) bytes"
+        #expect(throws: RemoteConfigurationError(reason: "remote.bearer_token_file \(big): \(tooBig)")) {
+            try RemotePollerConfiguration.readToken(from: big)
+        }
+        #expect(throws: RemoteConfigurationError(reason: "remote.bearer_token_file: /dev/zero is not a regular file")) {
+            try RemotePollerConfiguration.readToken(from: "/dev/zero")
+        }
+        #expect(throws: RemoteConfigurationError(reason: "remote.ca_file: /dev/zero is not a regular file")) {
+            try RemotePollerConfiguration(url: "https://127.0.0.1/", caFile: "/dev/zero").prepare()
+        }
+        #expect(throws: RemoteConfigurationError.self) {
+            try RemotePollerConfiguration(url: "https://127.0.0.1/", caFile: big).prepare()
+        }
+        #expect(throws: RemoteConfigurationError.self) {
+            try RemotePollerConfiguration(url: "http://127.0.0.1/", staleAfter: .zero).prepare()
+        }
+    }
+}
+
 @Suite(.enabled(if: RemoteTestTools.hasPython, "needs /usr/bin/python3 for the local venue API server"))
 struct RemoteFetchTests {
     func fetch(_ configuration: RemotePollerConfiguration) async throws -> Result<RemoteSnapshot, RemoteFailure> {

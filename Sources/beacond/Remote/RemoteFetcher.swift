@@ -71,8 +71,8 @@ enum RemoteFetcher {
         return Int(header) ?? .max
     }
 
-    /// Reads a regular file, at most the cap.
-    static func readFile(_ path: String) throws -> [UInt8] {
+    /// Reads a regular file, at most `cap` bytes (a FIFO or a device such as `/dev/zero` is refused).
+    static func readFile(_ path: String, cap: Int = RemotePollerConfiguration.maxBodyBytes) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw fileFailure(path, errno) }
         defer { close(fd) }
@@ -81,7 +81,6 @@ enum RemoteFetcher {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw RemoteFailure(kind: .file, reason: "\(path) is not a regular file")
         }
-        let cap = RemotePollerConfiguration.maxBodyBytes
         guard info.st_size <= cap else { throw RemoteFailure.tooLarge() }
         var buffer = [UInt8](repeating: 0, count: cap + 1)
         var filled = 0

@@ -143,8 +143,10 @@ final class RemoteStateStore: Sendable {
             logger.warning("the remote state will not be saved: \(problem)", metadata: ["path": "\(path)"])
         }
         guard let state else { return nil }
+        // A wall clock before 1970 less a saved time near Int64.max would overflow: the age is then 0.
+        let (age, overflow) = nowWallMicros.subtractingReportingOverflow(state.fetchedWallMicros)
         let restoration = RemoteRestoration(
-            snapshot: state.snapshot, age: max(0, nowWallMicros - state.fetchedWallMicros),
+            snapshot: state.snapshot, age: overflow ? 0 : max(0, age),
             latchedSnapshot: state.latchedSnapshot, fetchedWallMicros: state.fetchedWallMicros)
         logger.info(
             "restored the last known remote state",
