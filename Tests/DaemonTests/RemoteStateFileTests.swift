@@ -79,6 +79,19 @@ import Glibc
         #expect(try RemoteStateStore.decode(Array(text.utf8)) == state)
     }
 
+    /// The loader takes fetch times from 1 µs on; a wall clock before 1970 must not write a file it refuses.
+    @Test func aWallClockBefore1970StillSavesTheLatch() throws {
+        let (store, logs) = try makeStore()
+        let evacuation = RemoteSnapshot(globalMode: "EVACUATION", message: "leave")
+        for early in [Int64.min, -5, 0] {
+            try store.save(PersistedRemoteState(snapshot: evacuation, fetchedWallMicros: early,
+                                                latchedSnapshot: evacuation))
+            #expect(store.load() == PersistedRemoteState(snapshot: evacuation, fetchedWallMicros: 1,
+                                                         latchedSnapshot: evacuation))
+        }
+        #expect(logs.at(.warning).isEmpty)
+    }
+
     @Test func aStateFileWithDuplicateKeysIsIgnored() throws {
         let (store, logs) = try makeStore()
         let good = String(decoding: RemoteStateStore.encode(

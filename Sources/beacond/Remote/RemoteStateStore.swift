@@ -161,12 +161,15 @@ final class RemoteStateStore: Sendable {
 
     /// The file's bytes; snapshots are cut to the document's caps first, strings escape only what
     /// JSON requires (`"`, `\`, control characters; never `/`).
+    /// A wall clock before 1970 is saved as 1 µs, the earliest time the loader takes: the state
+    /// (and its latch) is restored, as very old, rather than written and then refused.
     static func encode(_ state: PersistedRemoteState) -> [UInt8] {
+        let fetched = max(1, state.fetchedWallMicros)
         var writer = JSONWriter(capacity: 1024)
         writer.beginObject()
         writer.key("version"); writer.int(PersistedRemoteState.version)
-        writer.key("fetched_at_us"); writer.int(state.fetchedWallMicros)
-        writer.key("fetched_at"); writer.string(TimeFormat.iso8601(micros: state.fetchedWallMicros))
+        writer.key("fetched_at_us"); writer.int(fetched)
+        writer.key("fetched_at"); writer.string(TimeFormat.iso8601(micros: fetched))
         writer.key("latched"); writer.bool(state.isLatched)
         writer.key("snapshot"); write(state.snapshot, into: &writer)
         writer.key("latched_snapshot")
