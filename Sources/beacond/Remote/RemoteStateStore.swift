@@ -160,7 +160,7 @@ final class RemoteStateStore: Sendable {
     // MARK: Format
 
     /// The file's bytes; snapshots are cut to the document's caps first, strings escape only what
-    /// JSON requires (`"`, `\`, control characters; never `/`).
+    /// JSON and terminals need (`"`, `\`, control characters, DEL; never `/`).
     /// A wall clock before 1970 is saved as 1 µs, the earliest time the loader takes: the state
     /// (and its latch) is restored, as very old, rather than written and then refused.
     static func encode(_ state: PersistedRemoteState) -> [UInt8] {
