@@ -52,6 +52,8 @@ import Testing
         #expect(restored.snapshot == RemoteSnapshot())
         // A wall clock now earlier than the save (set back) never gives a negative age.
         #expect(store.restoration(nowWallMicros: Self.fetchedAt - 5_000_000)?.age == 0)
+        try store.save(PersistedRemoteState(snapshot: RemoteSnapshot(), fetchedWallMicros: .max))
+        #expect(store.restoration(nowWallMicros: -5_000_000)?.age == 0)
     }
 
     @Test func writesAtomicallyAndIgnoresLeftoverTemporaryFiles() throws {

@@ -140,6 +140,14 @@ struct JSONWriter {
         }
     }
 
+    /// A Double in its shortest round-trip form (`21.5`, `1e-05`, at most 24 bytes), or null when
+    /// not finite.
+    mutating func number(_ value: Double) {
+        guard value.isFinite else { return null() }
+        separate()
+        bytes.append(contentsOf: value.description.utf8)
+    }
+
     mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))
     }

@@ -104,24 +104,38 @@ enum RemoteBackoff {
     /// Jitter takes up to this fraction off a backed-off delay, so pollers that failed
     /// together do not retry together.
     static let jitterFraction = 0.25
+    /// However small `stale_after` is, retries are never closer together than this.
+    static let minimumDelay = Duration.milliseconds(100)
 
-    /// After a success (`failures` 0) or a first failure: the interval. After n consecutive
-    /// failures: interval × 2^(n-1), capped at interval × 6, less up to 25 % jitter, and
-    /// never below the interval. `random` is in [0, 1).
-    static func delay(afterFailures failures: Int, interval: Duration, random: Double) -> Duration {
-        let base = Self.seconds(interval)
-        guard failures > 1, base > 0 else { return interval }
-        let cap = base * Double(RemotePollerConfiguration.backoffCapFactor)
-        let nominal = min(cap, base * Double(1 << min(failures - 1, 16)))
-        let unit = random.isFinite ? min(max(random, 0), 1) : 0
-        let jittered = nominal * (1 - jitterFraction * unit)
-        return .nanoseconds(Int64((min(cap, max(base, jittered)) * 1e9).rounded(.down)))
+    /// The longest delay after a failure: `interval × 6`, but at most `stale_after / 3`, so a race
+    /// control that recovers is fetched again well before a kiosk's remote state would go stale,
+    /// and never below `minimumDelay`.
+    static func cap(interval: Duration, staleAfter: Duration) -> Duration {
+        max(minimumDelay, min(interval * RemotePollerConfiguration.backoffCapFactor, staleAfter / 3))
     }
 
-    /// The longest delay `delay(afterFailures:interval:random:)` ever returns.
-    static func cap(interval: Duration) -> Duration { interval * RemotePollerConfiguration.backoffCapFactor }
+    /// After a success (`failures` 0) or a first failure: the floor, which is the interval, or the
+    /// cap when that is shorter. After n consecutive failures: floor × 2^(n-1), less up to 25 %
+    /// jitter, within [floor, cap]. `random` is in [0, 1).
+    static func delay(afterFailures failures: Int, interval: Duration, staleAfter: Duration,
+                      random: Double) -> Duration {
+        let cap = Self.seconds(cap(interval: interval, staleAfter: staleAfter))
+        let floor = min(Self.seconds(interval), cap)
+        guard failures > 1 else { return duration(seconds: floor) }
+        let nominal = min(cap, floor * Double(1 << min(failures - 1, 16)))
+        let unit = random.isFinite ? min(max(random, 0), 1) : 0
+        let jittered = nominal * (1 - jitterFraction * unit)
+        return duration(seconds: min(cap, max(floor, jittered)))
+    }
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Whole microseconds, rounded down; saturates instead of trapping on an absurd value.
+    private static func duration(seconds: Double) -> Duration {
+        let micros = (seconds * 1e6).rounded(.down)
+        guard micros.isFinite, micros > 0 else { return .zero }
+        return .microseconds(micros < 9.2e18 ? Int64(micros) : .max)
     }
 }

@@ -48,7 +48,7 @@ enum RemoteFetcher {
             throw RemoteFailure(kind: .httpStatus, reason: "HTTP \(response.status.code)")
         }
         let cap = RemotePollerConfiguration.maxBodyBytes
-        if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > cap {
+        if let header = response.headers.first(name: "Content-Length"), try contentLength(header) > cap {
             throw RemoteFailure.tooLarge()
         }
         var body: [UInt8] = []
@@ -60,8 +60,19 @@ enum RemoteFetcher {
         return body
     }
 
-    /// Reads a regular file, at most the cap.
-    static func readFile(_ path: String) throws -> [UInt8] {
+    /// A `Content-Length` value: decimal digits only (no sign, no spaces); one too long for an
+    /// `Int` is over any cap. Anything else is a transport failure.
+    static func contentLength(_ header: String) throws -> Int {
+        let digits = header.utf8
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw RemoteFailure(kind: .transport,
+                                reason: "invalid Content-Length \"\(TerminalText.escaped(String(header.prefix(32))))\"")
+        }
+        return Int(header) ?? .max
+    }
+
+    /// Reads a regular file, at most `cap` bytes (a FIFO or a device such as `/dev/zero` is refused).
+    static func readFile(_ path: String, cap: Int = RemotePollerConfiguration.maxBodyBytes) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw fileFailure(path, errno) }
         defer { close(fd) }
@@ -70,13 +81,13 @@ enum RemoteFetcher {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw RemoteFailure(kind: .file, reason: "\(path) is not a regular file")
         }
-        let cap = RemotePollerConfiguration.maxBodyBytes
         guard info.st_size <= cap else { throw RemoteFailure.tooLarge() }
         var buffer = [UInt8](repeating: 0, count: cap + 1)
         var filled = 0
         while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { raw in
-                read(fd, raw.baseAddress! + filled, raw.count - filled)
+            let count = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return read(fd, base + filled, raw.count - filled)
             }
             if count < 0 {
                 if errno == EINTR { continue }

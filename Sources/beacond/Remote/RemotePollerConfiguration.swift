@@ -65,21 +65,28 @@ struct RemotePollerConfiguration: Hashable, Sendable {
     var pollInterval: Duration = .seconds(5)
     /// `remote.timeout`: for the whole fetch, connecting to the last body byte.
     var timeout: Duration = .seconds(3)
+    /// `remote.stale_after`: retries after failures come at most a third of it apart.
+    var staleAfter: Duration = .seconds(15)
     /// `remote.ca_file`: PEM certificates that are then the only trust roots for `https://`.
     var caFile: String? = nil
     /// `remote.bearer_token_file`: its trimmed content is sent as `Authorization: Bearer <token>`.
     var bearerTokenFile: String? = nil
 
+    /// The longest `remote.bearer_token_file` read.
+    static let maxTokenBytes = 8192
+    /// The longest `remote.ca_file` read.
+    static let maxCAFileBytes = 1 << 20
     /// A body longer than this is an error; reading stops there.
     static let maxBodyBytes = 64 * 1024
-    /// Failures back off to at most this many poll intervals.
+    /// Failures back off to at most this many poll intervals (and at most `stale_after / 3`).
     static let backoffCapFactor = 6
 
     init(url: String, pollInterval: Duration = .seconds(5), timeout: Duration = .seconds(3),
-         caFile: String? = nil, bearerTokenFile: String? = nil) {
+         staleAfter: Duration = .seconds(15), caFile: String? = nil, bearerTokenFile: String? = nil) {
         self.url = url
         self.pollInterval = pollInterval
         self.timeout = timeout
+        self.staleAfter = staleAfter
         self.caFile = caFile
         self.bearerTokenFile = bearerTokenFile
     }
@@ -90,6 +97,7 @@ struct RemotePollerConfiguration: Hashable, Sendable {
         let endpoint = try RemoteEndpoint(parsing: url)
         guard pollInterval > .zero else { throw RemoteConfigurationError(reason: "remote.poll_interval must be > 0") }
         guard timeout > .zero else { throw RemoteConfigurationError(reason: "remote.timeout must be > 0") }
+        guard staleAfter > .zero else { throw RemoteConfigurationError(reason: "remote.stale_after must be > 0") }
         let token = try bearerTokenFile.map(Self.readToken)
         var tls: TLSConfiguration?
         if case .http(_, secure: true) = endpoint {
@@ -98,9 +106,13 @@ struct RemotePollerConfiguration: Hashable, Sendable {
             if let caFile {
                 let certificates: [NIOSSLCertificate]
                 do {
-                    certificates = try NIOSSLCertificate.fromPEMFile(caFile)
+                    let pem = try Self.readSettingFile(caFile, key: "remote.ca_file", maxBytes: Self.maxCAFileBytes)
+                    certificates = try NIOSSLCertificate.fromPEMBytes(pem)
+                } catch let error as RemoteConfigurationError {
+                    throw error
                 } catch {
-                    throw RemoteConfigurationError(reason: "remote.ca_file \(caFile): cannot load PEM certificates (\(error))")
+                    throw RemoteConfigurationError(
+                        reason: "remote.ca_file \(caFile): cannot load PEM certificates (\(error))")
                 }
                 guard !certificates.isEmpty else {
                     throw RemoteConfigurationError(reason: "remote.ca_file \(caFile): no certificate in the file")
@@ -114,11 +126,21 @@ struct RemotePollerConfiguration: Hashable, Sendable {
         return PreparedRemote(configuration: self, endpoint: endpoint, bearerToken: token, tls: tls)
     }
 
-    static func readToken(from path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RemoteConfigurationError(reason: "remote.bearer_token_file \(path): cannot read the file")
+    /// The bytes of the regular file a setting names, at most `maxBytes`: a FIFO, a device
+    /// (`/dev/zero`) or a huge file is refused instead of read without end.
+    static func readSettingFile(_ path: String, key: String, maxBytes: Int) throws -> [UInt8] {
+        do {
+            return try RemoteFetcher.readFile(path, cap: maxBytes)
+        } catch let failure as RemoteFailure where failure.kind == .tooLarge {
+            throw RemoteConfigurationError(reason: "\(key) \(path): the file is over \(maxBytes) bytes")
+        } catch {
+            throw RemoteConfigurationError(reason: "\(key): \(error)")
         }
-        guard data.count <= 8192, let text = String(data: data, encoding: .utf8) else {
+    }
+
+    static func readToken(from path: String) throws -> String {
+        let data = Data(try readSettingFile(path, key: "remote.bearer_token_file", maxBytes: maxTokenBytes))
+        guard let text = String(data: data, encoding: .utf8) else {
             throw RemoteConfigurationError(
                 reason: "remote.bearer_token_file \(path): expected one UTF-8 token of at most 8 KiB")
         }

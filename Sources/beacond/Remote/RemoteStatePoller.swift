@@ -57,7 +57,8 @@ struct RemotePollerCounters: Hashable, Sendable {
 ///
 /// - Successes come every `poll_interval`, counted start to start.
 /// - Failures keep the last good state (the sink is told, the engine's staleness rule decides);
-///   consecutive failures back off exponentially with jitter, to at most `poll_interval × 6`.
+///   consecutive failures back off exponentially with jitter, to at most `poll_interval × 6`
+///   and at most `stale_after / 3` (see `RemoteBackoff`).
 /// - Each kind of failure is logged once when it starts (or replaces another kind), and the
 ///   recovery once; every poll is logged at debug level only.
 ///
@@ -161,9 +162,12 @@ final class RemoteStatePoller: Service, Sendable {
             let elapsed = ContinuousClock.now - started
             return max(.zero, interval - elapsed)
         case .failure(let failure):
-            let failures = recordFailure(failure, at: wall, url: remote.endpoint, interval: interval)
+            let staleAfter = remote.configuration.staleAfter
+            let cap = RemoteBackoff.cap(interval: interval, staleAfter: staleAfter)
+            let failures = recordFailure(failure, at: wall, url: remote.endpoint, backoffCap: cap)
             await sink.remoteFailed(failure)
-            return RemoteBackoff.delay(afterFailures: failures, interval: interval, random: random())
+            return RemoteBackoff.delay(afterFailures: failures, interval: interval, staleAfter: staleAfter,
+                                       random: random())
         }
     }
 
@@ -220,7 +224,8 @@ final class RemoteStatePoller: Service, Sendable {
     }
 
     /// Counts the failure and logs it if its kind is new; returns the consecutive failures.
-    private func recordFailure(_ failure: RemoteFailure, at wall: Int64, url: RemoteEndpoint, interval: Duration) -> Int {
+    private func recordFailure(_ failure: RemoteFailure, at wall: Int64, url: RemoteEndpoint,
+                               backoffCap: Duration) -> Int {
         let (previous, failures) = shared.withLock { state in
             let previous = state.failingKind
             state.counters.polls += 1
@@ -236,7 +241,9 @@ final class RemoteStatePoller: Service, Sendable {
         var metadata: Logger.Metadata = ["url": "\(url)", "kind": "\(failure.kind.rawValue)"]
         switch previous {
         case nil:
-            logger.warning("remote state fetch failing: \(reason); keeping the last good state, backing off up to \(RemoteFailure.seconds(RemoteBackoff.cap(interval: interval))) s", metadata: metadata)
+            let backoff = "backing off up to \(RemoteFailure.seconds(backoffCap)) s"
+            logger.warning("remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
+                           metadata: metadata)
         case let previous? where previous != failure.kind:
             metadata["previous_kind"] = "\(previous.rawValue)"
             logger.warning("remote state fetch still failing, now: \(reason)", metadata: metadata)

@@ -14,7 +14,9 @@ import Musl
 ///     {"version":1,"fetched_at_us":1747396810000000,"fetched_at":"2026-05-16T12:00:10.000Z",
 ///      "latched":false,"snapshot":{"id":"1","global_mode":"GREEN",...},"latched_snapshot":null}
 ///
-/// `snapshot` and `latched_snapshot` use the venue API's field names.
+/// `snapshot` and `latched_snapshot` use the venue API's field names. Text fields are cut to the
+/// document's caps before writing, so the file never exceeds `RemoteStateStore.maxFileBytes`,
+/// which the loader reads: the writer and the loader agree by construction.
 struct PersistedRemoteState: Hashable, Sendable {
     static let version = 1
 
@@ -51,8 +53,22 @@ struct RemoteRestoration: Hashable, Sendable {
 /// A file that cannot be read back (corrupt, partial, another version) is ignored with a warning.
 final class RemoteStateStore: Sendable {
     static let fileName = "remote-state.json"
-    /// A state file is a few hundred bytes; anything far bigger is not ours.
-    static let maxFileBytes = 256 * 1024
+    /// The largest file `encode` can produce, which is the loader's cap: the encoding of
+    /// `worstCase`. A larger file is not ours.
+    static let maxFileBytes = encode(worstCase).count
+
+    /// The longest state `encode` can be given: both snapshots with every text field at its cap of
+    /// a control character (escaped as `\u00XX`: 6 bytes per byte, the most any byte takes), the
+    /// longest Double (24 bytes) in each number, and the latest time an Int64 holds (a 6-digit year).
+    static var worstCase: PersistedRemoteState {
+        let field = String(repeating: "\u{1}", count: RemoteStateDocument.maxFieldBytes)
+        let longestDouble = -2.2250738585072014e-308
+        let snapshot = RemoteSnapshot(
+            id: field, globalMode: field, mode: field,
+            message: String(repeating: "\u{1}", count: RemoteStateDocument.maxMessageBytes),
+            temperature: longestDouble, humidity: longestDouble, wind: field, forecast: field, lastUpdated: field)
+        return PersistedRemoteState(snapshot: snapshot, fetchedWallMicros: .max, latchedSnapshot: snapshot)
+    }
 
     let directory: String
     let path: String
@@ -68,11 +84,17 @@ final class RemoteStateStore: Sendable {
 
     // MARK: Saving
 
+    /// Throws `StateDirectoryError` when `state_dir` is the problem (not a directory, not
+    /// writable, cannot be created), else the `FileWriteError`.
     func save(_ state: PersistedRemoteState) throws {
         let bytes = Self.encode(state)
         try writeState.withLock { _ in
-            try Self.makeDirectory(directory)
-            try FileOutput.write(bytes, to: path, mode: 0o644)
+            do {
+                try Self.makeDirectory(directory)
+                try FileOutput.write(bytes, to: path, mode: 0o644)
+            } catch {
+                throw RemoteStateDirectory.problem(directory) ?? error
+            }
             Self.syncDirectory(directory)
         }
     }
@@ -104,16 +126,8 @@ final class RemoteStateStore: Sendable {
 
     /// The saved state; nil when there is none or it is unusable (logged as a warning).
     func load() -> PersistedRemoteState? {
-        let data: Data
         do {
-            data = try Self.readCapped(path)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
-        } catch {
-            logger.warning("ignoring the saved remote state: \(error)", metadata: ["path": "\(path)"])
-            return nil
-        }
-        do {
+            guard let data = try Self.readCapped(path, directory: directory) else { return nil }
             return try Self.decode(data)
         } catch {
             logger.warning("ignoring the saved remote state: \(error)", metadata: ["path": "\(path)"])
@@ -121,11 +135,18 @@ final class RemoteStateStore: Sendable {
         }
     }
 
-    /// What to restore at start, `nowWallMicros` being the wall clock (Unix µs).
+    /// What to restore at start, `nowWallMicros` being the wall clock (Unix µs). Also warns, in
+    /// words, when `state_dir` cannot take the next save.
     func restoration(nowWallMicros: Int64 = MonotonicClock.wallMicros()) -> RemoteRestoration? {
-        guard let state = load() else { return nil }
+        let state = load()
+        if let problem = RemoteStateDirectory.problem(directory) {
+            logger.warning("the remote state will not be saved: \(problem)", metadata: ["path": "\(path)"])
+        }
+        guard let state else { return nil }
+        // A wall clock before 1970 less a saved time near Int64.max would overflow: the age is then 0.
+        let (age, overflow) = nowWallMicros.subtractingReportingOverflow(state.fetchedWallMicros)
         let restoration = RemoteRestoration(
-            snapshot: state.snapshot, age: max(0, nowWallMicros - state.fetchedWallMicros),
+            snapshot: state.snapshot, age: overflow ? 0 : max(0, age),
             latchedSnapshot: state.latchedSnapshot, fetchedWallMicros: state.fetchedWallMicros)
         logger.info(
             "restored the last known remote state",
@@ -138,31 +159,41 @@ final class RemoteStateStore: Sendable {
 
     // MARK: Format
 
+    /// The file's bytes; snapshots are cut to the document's caps first, strings escape only what
+    /// JSON and terminals need (`"`, `\`, control characters, DEL; never `/`).
+    /// A wall clock before 1970 is saved as 1 µs, the earliest time the loader takes: the state
+    /// (and its latch) is restored, as very old, rather than written and then refused.
     static func encode(_ state: PersistedRemoteState) -> [UInt8] {
-        let object: [String: Any] = [
-            "version": PersistedRemoteState.version,
-            "fetched_at_us": state.fetchedWallMicros,
-            "fetched_at": TimeFormat.iso8601(micros: state.fetchedWallMicros),
-            "latched": state.isLatched,
-            "snapshot": documentObject(state.snapshot),
-            "latched_snapshot": state.latchedSnapshot.map(documentObject) ?? NSNull(),
-        ]
-        // Every value is a string, number, bool, null or object of those: this cannot fail.
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Array(data) + [UInt8(ascii: "\n")]
+        let fetched = max(1, state.fetchedWallMicros)
+        var writer = JSONWriter(capacity: 1024)
+        writer.beginObject()
+        writer.key("version"); writer.int(PersistedRemoteState.version)
+        writer.key("fetched_at_us"); writer.int(fetched)
+        writer.key("fetched_at"); writer.string(TimeFormat.iso8601(micros: fetched))
+        writer.key("latched"); writer.bool(state.isLatched)
+        writer.key("snapshot"); write(state.snapshot, into: &writer)
+        writer.key("latched_snapshot")
+        if let latched = state.latchedSnapshot { write(latched, into: &writer) } else { writer.null() }
+        writer.endObject()
+        writer.newline()
+        return writer.bytes
     }
 
-    /// The snapshot with the venue API's field names; nil fields are null. NaN and infinities,
-    /// which JSON cannot hold, become null.
-    private static func documentObject(_ snapshot: RemoteSnapshot) -> [String: Any] {
-        func text(_ value: String?) -> Any { value ?? NSNull() }
-        func number(_ value: Double?) -> Any { value.flatMap { $0.isFinite ? $0 : nil } ?? NSNull() }
-        return [
-            "id": text(snapshot.id), "global_mode": text(snapshot.globalMode), "mode": text(snapshot.mode),
-            "message": text(snapshot.message), "temperature": number(snapshot.temperature),
-            "humidity": number(snapshot.humidity), "wind": text(snapshot.wind), "forecast": text(snapshot.forecast),
-            "last_updated": text(snapshot.lastUpdated),
-        ]
+    /// The snapshot with the venue API's field names; nil fields are null, and so are NaN and
+    /// infinities, which JSON cannot hold.
+    private static func write(_ snapshot: RemoteSnapshot, into writer: inout JSONWriter) {
+        let capped = RemoteStateDocument.capped(snapshot)
+        writer.beginObject()
+        writer.key("id"); writer.string(orNull: capped.id)
+        writer.key("global_mode"); writer.string(orNull: capped.globalMode)
+        writer.key("mode"); writer.string(orNull: capped.mode)
+        writer.key("message"); writer.string(orNull: capped.message)
+        writer.key("temperature"); if let value = capped.temperature { writer.number(value) } else { writer.null() }
+        writer.key("humidity"); if let value = capped.humidity { writer.number(value) } else { writer.null() }
+        writer.key("wind"); writer.string(orNull: capped.wind)
+        writer.key("forecast"); writer.string(orNull: capped.forecast)
+        writer.key("last_updated"); writer.string(orNull: capped.lastUpdated)
+        writer.endObject()
     }
 
     struct FormatError: Error, CustomStringConvertible {
@@ -170,29 +201,30 @@ final class RemoteStateStore: Sendable {
         var description: String { reason }
     }
 
-    static func decode(_ data: Data) throws -> PersistedRemoteState {
-        let value: Any
+    static func decode(_ data: [UInt8]) throws -> PersistedRemoteState {
+        let object: RemoteJSON
         do {
-            value = try JSONSerialization.jsonObject(with: data)
+            object = try RemoteJSON.parse(data)
         } catch {
-            throw FormatError(reason: "not JSON (a partial or corrupt file)")
+            throw FormatError(reason: "not JSON (a partial or corrupt file): \(error)")
         }
-        guard let object = value as? [String: Any] else { throw FormatError(reason: "not a JSON object") }
-        guard let version = object["version"] as? Int, version == PersistedRemoteState.version else {
-            throw FormatError(reason: "unknown version \(object["version"].map { "\($0)" } ?? "none")")
+        guard case .object = object else { throw FormatError(reason: "not a JSON object") }
+        guard case .number(let version)? = object["version"], Int(version) == PersistedRemoteState.version else {
+            throw FormatError(reason: "\"version\" must be \(PersistedRemoteState.version)")
         }
-        guard let stamp = object["fetched_at_us"] as? NSNumber, let micros = Int64(exactly: stamp.doubleValue),
-              micros > 0 else {
+        guard case .number(let stamp)? = object["fetched_at_us"], let micros = Int64(stamp), micros > 0 else {
             throw FormatError(reason: "\"fetched_at_us\" must be a positive integer")
         }
-        guard let latched = object["latched"] as? Bool else { throw FormatError(reason: "\"latched\" must be a boolean") }
-        guard let snapshotObject = object["snapshot"] as? [String: Any] else {
+        guard case .bool(let latched)? = object["latched"] else {
+            throw FormatError(reason: "\"latched\" must be a boolean")
+        }
+        guard let snapshotObject = object["snapshot"], case .object = snapshotObject else {
             throw FormatError(reason: "\"snapshot\" must be an object")
         }
         let snapshot = try documentSnapshot(snapshotObject)
         var latchedSnapshot: RemoteSnapshot?
         if latched {
-            guard let latchedObject = object["latched_snapshot"] as? [String: Any] else {
+            guard let latchedObject = object["latched_snapshot"], case .object = latchedObject else {
                 throw FormatError(reason: "\"latched\" is true but \"latched_snapshot\" is not an object")
             }
             latchedSnapshot = try documentSnapshot(latchedObject)
@@ -200,7 +232,7 @@ final class RemoteStateStore: Sendable {
         return PersistedRemoteState(snapshot: snapshot, fetchedWallMicros: micros, latchedSnapshot: latchedSnapshot)
     }
 
-    private static func documentSnapshot(_ object: [String: Any]) throws -> RemoteSnapshot {
+    private static func documentSnapshot(_ object: RemoteJSON) throws -> RemoteSnapshot {
         do {
             return try RemoteStateDocument.snapshot(fromJSON: object)
         } catch {
@@ -210,12 +242,37 @@ final class RemoteStateStore: Sendable {
 
     // MARK: Files
 
-    private static func readCapped(_ path: String) throws -> Data {
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        let data = try handle.read(upToCount: maxFileBytes + 1) ?? Data()
-        guard data.count <= maxFileBytes else { throw FormatError(reason: "file over \(maxFileBytes) bytes") }
-        return data
+    /// The file's bytes, at most `maxFileBytes`; nil when there is no file (or no directory yet).
+    private static func readCapped(_ path: String, directory: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            if let problem = RemoteStateDirectory.problem(directory), code == ENOTDIR || code == EACCES {
+                throw problem
+            }
+            throw FormatError(reason: "cannot open \(path): \(errnoText(code))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FormatError(reason: "cannot stat \(path): \(errnoText(errno))") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw FormatError(reason: "\(path) is not a regular file") }
+        var buffer = [UInt8](repeating: 0, count: maxFileBytes + 1)
+        var filled = 0
+        while filled < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return read(fd, base + filled, raw.count - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FormatError(reason: "cannot read \(path): \(errnoText(errno))")
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        guard filled <= maxFileBytes else { throw FormatError(reason: "file over \(maxFileBytes) bytes") }
+        return Array(buffer[..<filled])
     }
 
     private static func makeDirectory(_ directory: String) throws {
