@@ -84,6 +84,7 @@ enum StatusReport {
         if let server = status["server"] as? [String: Any] {
             var clients = "\(text(server["clients"])) of \(text(server["max_clients"]))"
             clients += ", \(text(server["rejected_clients"])) refused"
+            if let evicted = server["evicted_clients"] { clients += ", \(text(evicted)) closed for fair share" }
             clients += ", \(text(server["dropped_lines"])) lines dropped"
             clients += ", \(text(server["disconnected_slow"])) slow disconnected"
             clients += ", \(text(server["errors"])) errors"
@@ -96,12 +97,19 @@ enum StatusReport {
                 .joined(separator: ", "))
         }
 
-        let overrides = status["overrides"] as? [[String: Any]] ?? []
-        out += "\nactive overrides (\(overrides.count))\n"
-        if !overrides.isEmpty { out += table(overrides) }
-        let beacons = status["beacons"] as? [[String: Any]] ?? []
-        out += "\nbeacons heard (\(beacons.count))\n"
+        out += list("active overrides", status["overrides"], omitted: status["overrides_omitted"])
+        out += list("beacons heard", status["beacons"], omitted: status["beacons_omitted"])
+        return out
+    }
+
+    /// A titled beacon table; the daemon lists at most 256 entries and counts the rest as omitted.
+    private static func list(_ title: String, _ entries: Any?, omitted: Any?) -> String {
+        let beacons = entries as? [[String: Any]] ?? []
+        let more = max(0, (omitted as? Int) ?? 0)
+        let (total, overflow) = beacons.count.addingReportingOverflow(more)
+        var out = "\n\(title) (\(overflow ? beacons.count : total))\n"
         if !beacons.isEmpty { out += table(beacons) }
+        if more > 0 { out += "  … \(more) more not shown\n" }
         return out
     }
 

@@ -18,8 +18,12 @@ enum ProtocolMessages {
         line { writer in writer.key("type"); writer.string("pong") }
     }
 
-    static func bye() -> [UInt8] {
-        line { writer in writer.key("type"); writer.string("bye") }
+    /// The last line on a connection the daemon closes; `reason` says why.
+    static func bye(reason: String) -> [UInt8] {
+        line { writer in
+            writer.key("type"); writer.string("bye")
+            writer.key("reason"); writer.string(reason)
+        }
     }
 
     static func error(_ message: String) -> [UInt8] {
