@@ -127,7 +127,8 @@ import Testing
             last = now
         }
         let held = try harness.counters()
-        print("\(count) non-reading status clients: \(held.queuedBytes) bytes held, peak \(held.peakQueuedBytes) per client")
+        print("\(count) non-reading status clients: \(held.queuedBytes) bytes held, "
+              + "peak \(held.peakQueuedBytes) per client")
         #expect(steady >= 5)
         #expect(held.queuedBytes > 0)
         #expect(held.queuedBytes <= count * bound)

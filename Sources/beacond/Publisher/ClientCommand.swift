@@ -22,8 +22,8 @@ enum ClientRequest: Equatable {
         // JSON allows no raw control character, in a string or out of one (tab and CR are whitespace).
         if let index = bytes.firstIndex(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0D }) {
             let byte = bytes[index]
-            let hex = String(byte, radix: 16, uppercase: true)
-            return .invalid(reason: "control character 0x\(byte < 0x10 ? "0" : "")\(hex) at byte \(index - bytes.startIndex)")
+            let hex = (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            return .invalid(reason: "control character 0x\(hex) at byte \(index - bytes.startIndex)")
         }
         let fields: CommandFields
         do {

@@ -94,7 +94,8 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
             let held = heldBytes + bytes.readableBytes
             guard held <= limits.maxQueuedBytes else {
                 promise?.fail(OutboundQueueError.discarded)
-                disconnect(context: context, reason: "a reply would make \(held) bytes waiting, over \(limits.maxQueuedBytes)")
+                disconnect(context: context,
+                           reason: "a reply would make \(held) bytes waiting, over \(limits.maxQueuedBytes)")
                 return
             }
             counters.peakQueuedBytes = max(counters.peakQueuedBytes, held)
@@ -229,7 +230,8 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         slowTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard let self, self.slowTimer != nil else { return }
             self.slowTimer = nil
-            self.disconnect(context: context, reason: "still over its queue cap after \(Double(timeout.nanoseconds) / 1e9) s")
+            let seconds = Double(timeout.nanoseconds) / 1e9
+            self.disconnect(context: context, reason: "still over its queue cap after \(seconds) s")
         }
     }
 

@@ -133,7 +133,11 @@ enum ProtocolMessages {
         }
         writer.key("last_seen_s")
         let lastSeen = directory?.lastSeen ?? override?.receivedAt
-        if let lastSeen { writer.number(Double(max(0, now - lastSeen)) / 1_000_000, decimals: 3) } else { writer.null() }
+        if let lastSeen {
+            writer.number(Double(max(0, now - lastSeen)) / 1_000_000, decimals: 3)
+        } else {
+            writer.null()
+        }
         writer.key("temperature"); writer.int(signal.temperature)
         writer.key("rejected"); writer.string(orNull: directory?.rejection)
         writer.endObject()
