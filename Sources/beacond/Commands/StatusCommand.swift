@@ -123,7 +123,7 @@ enum StatusReport {
             if let rejected = beacon["rejected"] as? String { status = "rejected: " + TerminalText.escaped(rejected) }
             rows.append([
                 text(beacon["key"]), text(beacon["kind"]), text(beacon["zone"]), text(beacon["mode"]),
-                number(beacon["rssi"]).map { "\(Int($0)) dBm" } ?? "-",
+                integer(beacon["rssi"]).map { "\($0) dBm" } ?? "-",
                 number(beacon["distance_m"]).map { String(format: "%.1f m", $0) } ?? "-",
                 number(beacon["ttl_left_s"]).map { String(format: "%.1f s", $0) } ?? "-",
                 text(beacon["seq"]),
@@ -183,7 +183,15 @@ enum StatusReport {
         return number.doubleValue
     }
 
+    /// A number that is a whole one within ±1e15 (what a daemon sends), nil otherwise: the status
+    /// may come from any socket, and `Int(_:)` of 1e300 or infinity traps.
+    private static func integer(_ value: Any?) -> Int? {
+        guard let number = number(value), number.isFinite, abs(number) < 1e15 else { return nil }
+        return Int(number)
+    }
+
     private static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else { return "?" }
         let total = Int(seconds)
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
         if hours > 0 { return "\(hours)h\(String(format: "%02d", minutes))m\(String(format: "%02d", secs))s" }
