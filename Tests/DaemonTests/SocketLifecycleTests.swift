@@ -174,6 +174,23 @@ import Glibc
         #expect(report.contains("\"Go\\u{1b}[2J now\""))
     }
 
+    /// A status from any socket is rendered without trapping, whatever its numbers.
+    @Test func statusReportSurvivesExtremeNumbers() {
+        let beacon: [String: Any] = [
+            "key": "zone 1 @ AA:BB:CC:DD:EE:FF", "rssi": 1e300, "distance_m": -Double.infinity, "ttl_left_s": 1e300,
+            "last_seen_s": Double.nan, "seq": 1e300, "active": true,
+        ]
+        let report = StatusReport.render([
+            "type": "status", "uptime_s": Double.infinity, "state": ["seq": 1e300, "mode": "normal"],
+            "overrides": [beacon], "overrides_omitted": 1e300, "beacons": [beacon, ["rssi": -Double.infinity]],
+            "beacons_omitted": Int.max,
+        ])
+        #expect(report.contains("up ?"))
+        #expect(report.contains("active overrides (1)\n"))
+        #expect(!report.contains("more not shown\n\nbeacons"))
+        #expect(report.contains("  … \(Int.max) more not shown\n"))
+    }
+
     @Test func statusWithoutDaemonFailsNamingTheSocket() throws {
         let path = SocketHarness.temporaryPath()
         do {

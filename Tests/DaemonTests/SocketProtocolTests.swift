@@ -109,7 +109,7 @@ import Glibc
             (Array(#"{"cmd":"subscribe","beacons":1}"#.utf8), #""beacons" must be true or false"#),
             (Array(#"{"nocmd":true}"#.utf8), #"missing "cmd""#),
             (Array(#"{"cmd":5}"#.utf8), #""cmd" must be a string"#),
-            ([0x7B, 0xFF, 0xFE, 0x7D], "line is not valid UTF-8"),
+            ([0x7B, 0xFF, 0xFE, 0x7D], "line is not valid UTF-8 (at byte 1)"),
         ]
         for (line, expected) in cases {
             try bad.send(bytes: line + [0x0A])

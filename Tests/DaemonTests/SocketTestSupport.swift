@@ -96,7 +96,7 @@ final class SocketHarness: @unchecked Sendable {
 
     struct Counters: Sendable {
         var clients, accepted, rejectedClients, droppedLines, coalescedStates, disconnectedSlow, disconnectedAbuse,
-            errors, peakQueuedLines, peakQueuedBytes: Int
+            errors, peakQueuedLines, peakQueuedBytes, evictedClients, refusedStatus, queuedBytes: Int
     }
 
     func counters() throws -> Counters {
@@ -106,7 +106,8 @@ final class SocketHarness: @unchecked Sendable {
                             droppedLines: c.droppedLines, coalescedStates: c.coalescedStates,
                             disconnectedSlow: c.disconnectedSlow, disconnectedAbuse: c.disconnectedAbuse,
                             errors: c.errors, peakQueuedLines: c.peakQueuedLines,
-                            peakQueuedBytes: c.peakQueuedBytes)
+                            peakQueuedBytes: c.peakQueuedBytes, evictedClients: c.evictedClients,
+                            refusedStatus: c.refusedStatus, queuedBytes: self.server.queuedBytes)
         }
     }
 

@@ -85,6 +85,7 @@ enum StatusReport {
         if let server = status["server"] as? [String: Any] {
             var clients = "\(text(server["clients"])) of \(text(server["max_clients"]))"
             clients += ", \(text(server["rejected_clients"])) refused"
+            if let evicted = server["evicted_clients"] { clients += ", \(text(evicted)) closed for fair share" }
             clients += ", \(text(server["dropped_lines"])) lines dropped"
             clients += ", \(text(server["disconnected_slow"])) slow disconnected"
             clients += ", \(text(server["errors"])) errors"
@@ -97,12 +98,19 @@ enum StatusReport {
                 .joined(separator: ", "))
         }
 
-        let overrides = status["overrides"] as? [[String: Any]] ?? []
-        out += "\nactive overrides (\(overrides.count))\n"
-        if !overrides.isEmpty { out += table(overrides) }
-        let beacons = status["beacons"] as? [[String: Any]] ?? []
-        out += "\nbeacons heard (\(beacons.count))\n"
+        out += list("active overrides", status["overrides"], omitted: status["overrides_omitted"])
+        out += list("beacons heard", status["beacons"], omitted: status["beacons_omitted"])
+        return out
+    }
+
+    /// A titled beacon table; the daemon lists at most 256 entries and counts the rest as omitted.
+    private static func list(_ title: String, _ entries: Any?, omitted: Any?) -> String {
+        let beacons = entries as? [[String: Any]] ?? []
+        let more = max(0, (omitted as? Int) ?? 0)
+        let (total, overflow) = beacons.count.addingReportingOverflow(more)
+        var out = "\n\(title) (\(overflow ? beacons.count : total))\n"
         if !beacons.isEmpty { out += table(beacons) }
+        if more > 0 { out += "  … \(more) more not shown\n" }
         return out
     }
 
@@ -116,7 +124,7 @@ enum StatusReport {
             if let rejected = beacon["rejected"] as? String { status = "rejected: " + TerminalText.escaped(rejected) }
             rows.append([
                 text(beacon["key"]), text(beacon["kind"]), text(beacon["zone"]), text(beacon["mode"]),
-                number(beacon["rssi"]).map { "\(Int($0)) dBm" } ?? "-",
+                integer(beacon["rssi"]).map { "\($0) dBm" } ?? "-",
                 number(beacon["distance_m"]).map { String(format: "%.1f m", $0) } ?? "-",
                 number(beacon["ttl_left_s"]).map { String(format: "%.1f s", $0) } ?? "-",
                 text(beacon["seq"]),
@@ -176,7 +184,15 @@ enum StatusReport {
         return number.doubleValue
     }
 
+    /// A number that is a whole one within ±1e15 (what a daemon sends), nil otherwise: the status
+    /// may come from any socket, and `Int(_:)` of 1e300 or infinity traps.
+    private static func integer(_ value: Any?) -> Int? {
+        guard let number = number(value), number.isFinite, abs(number) < 1e15 else { return nil }
+        return Int(number)
+    }
+
     private static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else { return "?" }
         let total = Int(seconds)
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
         if hours > 0 { return "\(hours)h\(String(format: "%02d", minutes))m\(String(format: "%02d", secs))s" }

@@ -241,9 +241,15 @@ final class TrackStateHub: @unchecked Sendable {
 
     // MARK: Status
 
-    /// A `{"type":"status"}` line: the state, active overrides, recently heard beacons, remote and
-    /// scanner health, counters and uptime, then whatever `statusProviders` add.
-    func statusLine() -> [UInt8] {
+    /// Entries listed per array of a status reply (`overrides`, `beacons`); the rest are counted.
+    static let statusListLimit = 256
+
+    /// A `{"type":"status"}` line: the state, active overrides (best first) and recently heard
+    /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
+    /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime,
+    /// then whatever `statusProviders` add.
+    func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
+        let listLimit = max(0, listLimit)
         let now = clock.now()
         let view = PublicationView(state: latest, directory: directory, configuration: configuration, scanner: scanner,
                                    wallMicros: MonotonicClock.wallMicros())
@@ -258,20 +264,24 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("seq"); writer.int(seq)
             ProtocolMessages.stateFields(view, into: &writer)
             writer.endObject()
+            let overrides = engine.activeOverrides(at: now)
             writer.key("overrides")
             writer.beginArray()
-            for override in engine.activeOverrides(at: now) {
+            for override in overrides.prefix(listLimit) {
                 ProtocolMessages.beacon(override: override, directory: directory.entry(for: override.key),
                                         configuration: engine.configuration, now: now, into: &writer)
             }
             writer.endArray()
+            writer.key("overrides_omitted"); writer.int(max(0, overrides.count - listLimit))
+            let beacons = directory.recent
             writer.key("beacons")
             writer.beginArray()
-            for entry in directory.recent {
+            for entry in beacons.prefix(listLimit) {
                 ProtocolMessages.beacon(override: engine.activeOverride(for: entry.key, at: now), directory: entry,
                                         configuration: engine.configuration, now: now, into: &writer)
             }
             writer.endArray()
+            writer.key("beacons_omitted"); writer.int(max(0, beacons.count - listLimit))
             writer.key("remote")
             ProtocolMessages.remote(engine.remoteStatus(at: now), now: now, into: &writer)
             writer.key("scanner")

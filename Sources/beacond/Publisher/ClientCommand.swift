@@ -16,8 +16,14 @@ enum ClientRequest: Equatable {
     static func parse(_ line: ByteBuffer) -> ClientRequest? {
         let bytes = line.readableBytesView
         guard bytes.contains(where: { !isJSONWhitespace($0) }) else { return nil }
-        guard String(validating: bytes, as: UTF8.self) != nil else {
-            return .invalid(reason: "line is not valid UTF-8")
+        if let offset = invalidUTF8Offset(bytes) {
+            return .invalid(reason: "line is not valid UTF-8 (at byte \(offset))")
+        }
+        // JSON allows no raw control character, in a string or out of one (tab and CR are whitespace).
+        if let index = bytes.firstIndex(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0D }) {
+            let byte = bytes[index]
+            let hex = (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            return .invalid(reason: "control character 0x\(hex) at byte \(index - bytes.startIndex)")
         }
         let fields: CommandFields
         do {
@@ -37,6 +43,20 @@ enum ClientRequest: Equatable {
             var shown = String(decoding: name.utf8.prefix(echoLimit), as: UTF8.self)
             if name.utf8.count > echoLimit { shown += "…" }
             return .invalid(reason: "unknown command \"\(shown)\" (expected status, subscribe or ping)")
+        }
+    }
+
+    /// The offset of the first byte that does not start a valid UTF-8 sequence; nil when all is valid.
+    private static func invalidUTF8Offset(_ bytes: ByteBufferView) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
         }
     }
 
@@ -66,10 +86,13 @@ private struct CommandFields: Decodable {
         let container = try decoder.container(keyedBy: Key.self)
         let cmdKey = Key(stringValue: "cmd")
         guard container.contains(cmdKey) else { throw FieldError(reason: "missing \"cmd\"") }
-        guard let cmd = try? container.decode(String.self, forKey: cmdKey) else {
+        do {
+            cmd = try container.decode(String.self, forKey: cmdKey)
+        } catch DecodingError.typeMismatch, DecodingError.valueNotFound {
             throw FieldError(reason: "\"cmd\" must be a string")
+        } catch {
+            throw FieldError(reason: "\"cmd\" is not a valid JSON string")
         }
-        self.cmd = cmd
         let beaconsKey = Key(stringValue: "beacons")
         if container.contains(beaconsKey), cmd == "subscribe" {
             guard let beacons = try? container.decode(Bool.self, forKey: beaconsKey) else {

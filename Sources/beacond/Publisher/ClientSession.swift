@@ -8,7 +8,14 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     typealias OutboundOut = OutboundLine
 
     let id: Int
+    /// The peer's user id (SO_PEERCRED), for the fair share of `max_clients`.
+    let uid: UInt32
+    /// When the client last sent a request (or connected), NIODeadline uptime nanoseconds: the
+    /// longest-idle connection is the one with the oldest.
+    var lastActivity: UInt64
     private let hub: TrackStateHub
+    private let outbound: OutboundQueueHandler
+    private var statusWindow: RequestWindow
     private let limits: ClientLimits
     private let counters: ServerCounters
     private let logger: Logger
@@ -19,9 +26,14 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     /// Closing after too many errors, or saying goodbye: requests are ignored.
     private var closing = false
 
-    init(id: Int, hub: TrackStateHub, limits: ClientLimits, counters: ServerCounters, logger: Logger) {
+    init(id: Int, uid: UInt32, hub: TrackStateHub, outbound: OutboundQueueHandler, limits: ClientLimits,
+         counters: ServerCounters, logger: Logger) {
         self.id = id
+        self.uid = uid
+        lastActivity = NIODeadline.now().uptimeNanoseconds
         self.hub = hub
+        self.outbound = outbound
+        statusWindow = RequestWindow(limit: limits.maxStatusPerSecond)
         self.limits = limits
         self.counters = counters
         self.logger = logger
@@ -57,9 +69,10 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
+        lastActivity = NIODeadline.now().uptimeNanoseconds
         switch unwrapInboundIn(data) {
         case .status:
-            send(.reply(ByteBuffer(bytes: hub.statusLine())), context: context)
+            answerStatus(context: context)
         case .ping:
             send(.reply(ByteBuffer(bytes: ProtocolMessages.pong())), context: context)
         case .subscribe(let beacons):
@@ -90,13 +103,16 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
 
     // MARK: Server side
 
-    /// Sends `{"type":"bye"}` and closes once it is written, or after `limits.byeTimeout`.
-    /// The future completes when the channel is closed.
-    func sayGoodbye() -> EventLoopFuture<Void>? {
+    /// Bytes held for this client (its channel write buffer plus its queue).
+    var heldBytes: Int { outbound.heldBytes }
+
+    /// Sends `{"type":"bye","reason":reason}` and closes once it is written, or after
+    /// `limits.byeTimeout`. The future completes when the channel is closed.
+    func sayGoodbye(reason: String) -> EventLoopFuture<Void>? {
         guard let context else { return nil }
         closing = true
         leaveHub()
-        return closeAfterWriting(ProtocolMessages.bye(), context: context)
+        return closeAfterWriting(ProtocolMessages.bye(reason: reason), context: context)
     }
 
     // MARK: Private
@@ -111,6 +127,24 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         context.flush()
         hub.subscribe(self)
         subscribed = true
+    }
+
+    /// A status reply, unless the client asked too often or it would not fit the client's byte bound.
+    private func answerStatus(context: ChannelHandlerContext) {
+        guard statusWindow.admit(at: lastActivity) else {
+            counters.refusedStatus += 1
+            answerError("too many status requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
+            return
+        }
+        let line = hub.statusLine()
+        let held = outbound.heldBytes
+        guard held + line.count <= limits.maxQueuedBytes else {
+            counters.refusedStatus += 1
+            answerError("status reply refused: \(line.count) bytes would not fit with \(held) bytes still waiting "
+                            + "for this client (at most \(limits.maxQueuedBytes)); read first", context: context)
+            return
+        }
+        send(.reply(ByteBuffer(bytes: line)), context: context)
     }
 
     private func leaveHub() {
@@ -152,5 +186,28 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
             channel.close(promise: nil)
         }
         return channel.closeFuture
+    }
+}
+
+/// At most `limit` requests in any one-second window: remembers the times of the last `limit` admitted.
+struct RequestWindow {
+    static let window: UInt64 = 1_000_000_000
+
+    let limit: Int
+    private var admitted: CircularBuffer<UInt64>
+
+    init(limit: Int) {
+        self.limit = max(0, limit)
+        admitted = CircularBuffer(initialCapacity: max(1, self.limit))
+    }
+
+    /// True (and counted) when a request at `now` (nanoseconds, monotonic) is within the limit.
+    mutating func admit(at now: UInt64) -> Bool {
+        if admitted.count >= limit {
+            guard let oldest = admitted.first, now >= oldest, now - oldest >= Self.window else { return false }
+            admitted.removeFirst()
+        }
+        admitted.append(now)
+        return true
     }
 }

@@ -70,7 +70,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
             buffer.moveReaderIndex(forwardBy: length + 1)
             return .some(nil)
         }
-        var line = buffer.readSlice(length: length)!
+        guard var line = buffer.readSlice(length: length) else { return nil }
         buffer.moveReaderIndex(forwardBy: 1)
         if line.readableBytesView.last == UInt8(ascii: "\r") {
             line.moveWriterIndex(to: line.writerIndex - 1)

@@ -25,9 +25,10 @@ enum OutboundQueueError: Error {
 /// channel's write buffer passes its high water mark, the client is backed up and lines wait
 /// here, bounded: one state message at most (newer ones replace it), `maxQueuedBeacons` beacon
 /// updates (more are dropped and reported with `{"type":"dropped","count":n}` at the gap), and
-/// `maxQueuedReplyBytes` of replies. A client that has lost updates and does not catch up within
-/// `slowClientTimeout`, or loses `maxConsecutiveDrops` beacon updates in a row, or overflows
-/// its replies, is disconnected.
+/// replies while everything held for the client (`heldBytes`) stays within `maxQueuedBytes`.
+/// A client that has lost updates and does not catch up within `slowClientTimeout`, or loses
+/// `maxConsecutiveDrops` beacon updates in a row, or would go over `maxQueuedBytes` with a
+/// reply, is disconnected.
 final class OutboundQueueHandler: ChannelDuplexHandler {
     typealias InboundIn = NIOAny
     typealias OutboundIn = OutboundLine
@@ -49,7 +50,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     private var queue = CircularBuffer<Entry>(initialCapacity: 8)
     private var queuedBytes = 0
     private var queuedBeacons = 0
-    private var queuedReplyBytes = 0
+    private var channel: Channel?
     private var hasQueuedState = false
     /// Beacon updates dropped and not yet reported to the client.
     private var unreportedDrops = 0
@@ -66,6 +67,17 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     /// Lines waiting in this queue (not counting the channel's own write buffer).
     var queuedLines: Int { queue.count }
 
+    /// Bytes held for this client: its channel's write buffer (not yet taken by the kernel) plus
+    /// this queue. On the channel's event loop.
+    var heldBytes: Int {
+        let buffered = (try? channel?.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 0
+        return queuedBytes + buffered
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        channel = context.channel
+    }
+
     // MARK: Outbound
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -79,10 +91,18 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
             discardQueue()
             context.write(wrapOutboundOut(bytes), promise: promise)
         case .reply(let bytes):
+            let held = heldBytes + bytes.readableBytes
+            guard held <= limits.maxQueuedBytes else {
+                promise?.fail(OutboundQueueError.discarded)
+                disconnect(context: context,
+                           reason: "a reply would make \(held) bytes waiting, over \(limits.maxQueuedBytes)")
+                return
+            }
+            counters.peakQueuedBytes = max(counters.peakQueuedBytes, held)
             if canWriteDirectly(context) {
                 context.write(wrapOutboundOut(bytes), promise: promise)
             } else {
-                enqueueReply(bytes, promise: promise, context: context)
+                append(Entry(kind: .reply, bytes: bytes, promise: promise))
             }
         case .state(let bytes):
             if canWriteDirectly(context) {
@@ -128,6 +148,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         discardQueue()
+        channel = nil
     }
 
     // MARK: Queue
@@ -144,16 +165,6 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         queuedBytes += entry.bytes.readableBytes
         counters.peakQueuedLines = max(counters.peakQueuedLines, queue.count)
         counters.peakQueuedBytes = max(counters.peakQueuedBytes, queuedBytes)
-    }
-
-    private func enqueueReply(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
-        guard queuedReplyBytes + bytes.readableBytes <= limits.maxQueuedReplyBytes else {
-            promise?.fail(OutboundQueueError.discarded)
-            disconnect(context: context, reason: "over \(limits.maxQueuedReplyBytes) bytes of replies waiting")
-            return
-        }
-        queuedReplyBytes += bytes.readableBytes
-        append(Entry(kind: .reply, bytes: bytes, promise: promise))
     }
 
     private func enqueueState(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
@@ -204,10 +215,9 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
             }
             queuedBytes -= entry.bytes.readableBytes
             switch entry.kind {
-            case .reply: queuedReplyBytes -= entry.bytes.readableBytes
             case .state: hasQueuedState = false
             case .beacon: queuedBeacons -= 1
-            case .dropped: break
+            case .reply, .dropped: break
             }
             context.write(wrapOutboundOut(entry.bytes), promise: entry.promise)
         }
@@ -220,7 +230,8 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         slowTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard let self, self.slowTimer != nil else { return }
             self.slowTimer = nil
-            self.disconnect(context: context, reason: "still over its queue cap after \(Double(timeout.nanoseconds) / 1e9) s")
+            let seconds = Double(timeout.nanoseconds) / 1e9
+            self.disconnect(context: context, reason: "still over its queue cap after \(seconds) s")
         }
     }
 
@@ -247,7 +258,6 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         }
         queuedBytes = 0
         queuedBeacons = 0
-        queuedReplyBytes = 0
         hasQueuedState = false
         unreportedDrops = 0
     }

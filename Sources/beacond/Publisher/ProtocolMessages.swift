@@ -18,8 +18,12 @@ enum ProtocolMessages {
         line { writer in writer.key("type"); writer.string("pong") }
     }
 
-    static func bye() -> [UInt8] {
-        line { writer in writer.key("type"); writer.string("bye") }
+    /// The last line on a connection the daemon closes; `reason` says why.
+    static func bye(reason: String) -> [UInt8] {
+        line { writer in
+            writer.key("type"); writer.string("bye")
+            writer.key("reason"); writer.string(reason)
+        }
     }
 
     static func error(_ message: String) -> [UInt8] {
@@ -131,7 +135,11 @@ enum ProtocolMessages {
         }
         writer.key("last_seen_s")
         let lastSeen = directory?.lastSeen ?? override?.receivedAt
-        if let lastSeen { writer.number(Double(max(0, now - lastSeen)) / 1_000_000, decimals: 3) } else { writer.null() }
+        if let lastSeen {
+            writer.number(Double(max(0, now - lastSeen)) / 1_000_000, decimals: 3)
+        } else {
+            writer.null()
+        }
         writer.key("temperature"); writer.int(signal.temperature)
         writer.key("rejected"); writer.string(orNull: directory?.rejection)
         writer.endObject()

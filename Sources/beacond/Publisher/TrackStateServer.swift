@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CBlueZ
 import Logging
 import NIOCore
 import NIOPosix
@@ -69,8 +70,9 @@ final class TrackStateServer: @unchecked Sendable {
     // Confined to hub.eventLoop.
     private var phase = Phase.idle
     private var listener: Channel?
-    private var sessions: [Int: ClientSession] = [:]
+    private var roster = ClientRoster()
     private var nextClientID = 0
+    private var memoryTrimScheduled = false
     private var boundFile: UnixSocketPath.FileIdentity?
     /// The server's counters (read on the hub's event loop).
     let counters = ServerCounters()
@@ -144,7 +146,9 @@ final class TrackStateServer: @unchecked Sendable {
             .childChannelOption(ChannelOptions.recvAllocator,
                                 value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024))
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try self.initialize(channel) }
+                Self.peerUID(of: channel).flatMapThrowing { uid in
+                    try self.initialize(channel, uid: uid ?? ClientRoster.unknownUID)
+                }
             }
     }
 
@@ -184,9 +188,9 @@ final class TrackStateServer: @unchecked Sendable {
         phase = .running
         let counters = counters
         let maxClients = maxClients
-        hub.statusProviders.append { writer in
+        hub.statusProviders.append { [weak self] writer in
             writer.key("server")
-            counters.write(into: &writer, maxClients: maxClients)
+            counters.write(into: &writer, maxClients: maxClients, queuedBytes: self?.queuedBytes ?? 0)
         }
         let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
         logger.info("listening on \(path) (\(how), max_clients \(maxClients))")
@@ -195,44 +199,97 @@ final class TrackStateServer: @unchecked Sendable {
 
     // MARK: Clients
 
-    /// Sets up an accepted connection: a session, or a refusal when the server is full.
-    private func initialize(_ channel: Channel) throws {
+    /// Sets up an accepted connection of user `uid`: a session, or a refusal when the server is
+    /// full and `uid` holds as many connections as any other user (see `ClientRoster`).
+    private func initialize(_ channel: Channel, uid: UInt32) throws {
         let pipeline = channel.pipeline.syncOperations
         guard phase == .running else {
-            try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.bye()))
+            try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.bye(reason: "shutting down")))
             return
         }
-        guard sessions.count < maxClients else {
-            counters.rejectedClients += 1
-            if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
-                logger.warning("refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)")
+        if roster.count >= maxClients {
+            guard let victim = roster.fairShareVictim(for: uid) else {
+                counters.rejectedClients += 1
+                if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
+                    logger.warning("""
+                        refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)
+                        """)
+                }
+                let message = "server full: \(maxClients) clients connected (max_clients)"
+                try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.error(message)))
+                return
             }
-            let message = "server full: \(maxClients) clients connected (max_clients)"
-            try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.error(message)))
-            return
+            evict(victim, admitting: uid)
         }
         nextClientID += 1
         let id = nextClientID
         var clientLogger = logger
         clientLogger[metadataKey: "client"] = "\(id)"
-        let session = ClientSession(id: id, hub: hub, limits: limits, counters: counters, logger: clientLogger)
-        sessions[id] = session
+        let outbound = OutboundQueueHandler(limits: limits, counters: counters, logger: clientLogger)
+        let session = ClientSession(id: id, uid: uid, hub: hub, outbound: outbound, limits: limits, counters: counters,
+                                    logger: clientLogger)
+        roster.add(session)
         counters.accepted += 1
-        counters.clients = sessions.count
+        counters.clients = roster.count
         channel.closeFuture.assumeIsolated().whenComplete { _ in
-            self.sessions[id] = nil
-            self.counters.clients = self.sessions.count
+            self.roster.remove(id: id)
+            self.counters.clients = self.roster.count
+            self.scheduleMemoryTrim()
         }
         try pipeline.addHandler(ReadBackpressureHandler())
-        try pipeline.addHandler(OutboundQueueHandler(limits: limits, counters: counters, logger: clientLogger))
+        try pipeline.addHandler(outbound)
         try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: limits.maxLineLength)))
         try pipeline.addHandler(CommandDecoder(maxLineLength: limits.maxLineLength))
         try pipeline.addHandler(RequestPacingHandler(counters: counters))
         try pipeline.addHandler(session)
     }
 
+    /// Closes `victim` (with a `bye` saying why) to make room for a client of user `uid`.
+    private func evict(_ victim: ClientSession, admitting uid: UInt32) {
+        let held = roster.connections(of: victim.uid)
+        roster.remove(id: victim.id)
+        counters.clients = roster.count
+        counters.evictedClients += 1
+        let idle = Double(NIODeadline.now().uptimeNanoseconds &- victim.lastActivity) / 1e9
+        if counters.evictedClients == 1 || counters.evictedClients % 100 == 0 {
+            logger.notice("""
+                server full: closed client \(victim.id) of uid \(victim.uid) (\(held) connections, idle \
+                \(String(format: "%.1f", idle)) s) to admit uid \(uid) (\(counters.evictedClients) closed so far)
+                """)
+        }
+        let reason = "server full: closing the longest-idle connection of the user holding the most connections "
+            + "(\(held) of \(maxClients)) to admit another user"
+        _ = victim.sayGoodbye(reason: reason)
+    }
+
+    /// The peer's user id (SO_PEERCRED), nil when it cannot be read. Completes at once on the loop.
+    private static func peerUID(of channel: Channel) -> EventLoopFuture<UInt32?> {
+        guard let provider = channel as? SocketOptionProvider else {
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields, which a homogeneous
+        // tuple lays out exactly (Swift's Glibc does not import ucred, a _GNU_SOURCE type).
+        let credentials: EventLoopFuture<(UInt32, UInt32, UInt32)> =
+            provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.map { Optional($0.1) }.recover { _ in nil }
+    }
+
     /// Clients connected now (on the hub's event loop).
-    var clientCount: Int { sessions.count }
+    var clientCount: Int { roster.count }
+
+    /// Bytes held for all clients now (channel write buffers plus queues; on the hub's event loop).
+    var queuedBytes: Int { roster.sessions.values.reduce(0) { $0 + $1.heldBytes } }
+
+    /// A second after clients leave, hands the heap memory they freed back to the system: glibc keeps
+    /// freed memory for reuse, so the replies of many clients would otherwise stay in the RSS.
+    private func scheduleMemoryTrim() {
+        guard !memoryTrimScheduled else { return }
+        memoryTrimScheduled = true
+        hub.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [weak self] in
+            self?.memoryTrimScheduled = false
+            _ = malloc_trim(0)
+        }
+    }
 
     // MARK: Shutdown
 
@@ -252,7 +309,7 @@ final class TrackStateServer: @unchecked Sendable {
             self.phase = .stopping
             let listenerClosed = (self.listener?.close() ?? loop.makeSucceededVoidFuture()).recover { _ in }
             self.listener = nil
-            let goodbyes = self.sessions.values.compactMap { $0.sayGoodbye() }
+            let goodbyes = self.roster.sessions.values.compactMap { $0.sayGoodbye(reason: "shutting down") }
             let clientCount = goodbyes.count
             return listenerClosed.and(EventLoopFuture.andAllComplete(goodbyes, on: loop)).map { _ in
                 self.removeSocketFile()
