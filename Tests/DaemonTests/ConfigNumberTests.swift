@@ -105,7 +105,7 @@ import Testing
     /// A deterministic stream of number-like junk through every numeric key: nothing traps, and
     /// whatever is accepted is in range.
     @Test func numberLikeJunkNeverTrapsAndNeverLeavesTheRange() {
-        var generator = SplitMix(seed: 9)
+        var generator = SplitMix64(seed: 9)
         let alphabet = Array("0123456789012345678901234567890.-+xXeEnaif, ")
         for _ in 0..<3000 {
             let length = Int(generator.next() % 28)
@@ -267,18 +267,5 @@ import Testing
             _ = try DaemonConfiguration.reload(path: path, overrides: DaemonOverrides(), current: running)
         }
         #expect(running.fusion.maxTTL == 30_000_000)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing input can be reproduced.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15  // wrapping is the algorithm
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

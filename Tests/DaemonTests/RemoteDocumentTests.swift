@@ -122,7 +122,7 @@ import Testing
     @Test func mutatedDocumentsParseOrFailCleanly() throws {
         let seed = Array((#"{"id":7,"global_mode":"RED_FLAG","mode":"GREEN","message":"D\u00e9bris \"3\"","#
             + #""temperature":21.5,"humidity":"40","wind":[1,{"a":null}],"last_updated":true}"#).utf8)
-        var generator = SplitMix64(state: 0x9E37_79B9_7F4A_7C15)
+        var generator = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
         let interesting: [UInt8] = [0x00, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x80, 0xC3, 0xF0, 0xFF,
                                     0x65, 0x2D]
         var parsed = 0
@@ -170,18 +170,6 @@ import Testing
 }
 
 /// A small deterministic generator, so a failing mutation can be reproduced.
-struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct RemotePollerDocumentTests {
     /// Duplicate keys are a failed fetch (the last good state stays), logged once while they last.
     @Test func duplicateKeysFailTheFetchAndAreLoggedOnce() async throws {

@@ -30,7 +30,7 @@ import Glibc
         let decoded = try RemoteStateStore.decode(worst)
         #expect(decoded == RemoteStateStore.worstCase)
         // The worst case's numbers are the longest a Double prints.
-        var generator = SplitMix64(state: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<10_000 {
             let value = Double(bitPattern: generator.next())
             if value.isFinite { #expect(value.description.utf8.count <= 24, "\(value)") }
