@@ -82,6 +82,9 @@ import Testing
             let counters = status["counters"] as? [String: Any]
             #expect(counters?["contests"] as? Int == 1)
             #expect(counters?["contested_frames"] as? Int == 1)
+            let report = StatusReport.render(status)
+            #expect(report.contains("active, CONTESTED (possible spoofing)"))
+            #expect(report.contains("contests 1"))
             #expect(hub.latest.mode == .redFlag)
         }
     }

@@ -47,6 +47,8 @@ import Testing
     @Test func replayTimelineTakesTheDeescalationHold() throws {
         let result = try BeacondProcess.run(["replay", "--timeline", "--deescalation-hold", "2.5", Self.example])
         #expect(result.status == 0)
+        // Zone 2's return to normal (a newer sequence at 12:01:20.251) waits for the 2.5 s hold.
+        #expect(result.stdout.contains("2026-05-16T12:01:22.751Z  NORMAL  beacon zone 2"))
         let refused = try BeacondProcess.run(["replay", "--timeline", "--min-rssi", "-9223372036854775809",
                                               Self.example])
         #expect(refused.status == 64)

@@ -30,7 +30,8 @@ import Testing
         #expect(changes == [
             Change(offset: 0.001234, mode: "normal", source: "beacon", zone: 1),
             Change(offset: 20.251234, mode: "safety_car", source: "beacon", zone: 2),
-            Change(offset: 80.251234, mode: "normal", source: "beacon", zone: 2),
+            // The safety car's return to normal (a newer sequence) takes effect after the 1 s hold.
+            Change(offset: 81.251234, mode: "normal", source: "beacon", zone: 2),
             Change(offset: 90.501234, mode: "red_flag", source: "beacon", zone: 3),
             // The staff device's 30 s red flag outlives the zone 3 beacon's return to normal.
             Change(offset: 169.751234, mode: "normal", source: "beacon", zone: 1),

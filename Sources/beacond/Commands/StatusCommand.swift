@@ -92,8 +92,8 @@ enum StatusReport {
             out += line("clients", clients)
         }
         if let counters = status["counters"] as? [String: Any] {
-            let names = ["signals", "accepted", "rejected_frames", "expired", "published", "remote_fetches",
-                         "remote_failures"]
+            let names = ["signals", "accepted", "rejected_frames", "contests", "expired", "published",
+                         "remote_fetches", "remote_failures"]
             out += line("counters", names.compactMap { name in counters[name].map { "\(name) \(text($0))" } }
                 .joined(separator: ", "))
         }
@@ -121,6 +121,8 @@ enum StatusReport {
         var rows = [headers]
         for beacon in beacons {
             var status = (beacon["active"] as? Bool ?? false) ? "active" : "heard"
+            if beacon["held"] as? Bool == true { status += ", held" }
+            if beacon["contested"] as? Bool == true { status += ", CONTESTED (possible spoofing)" }
             if let rejected = beacon["rejected"] as? String { status = "rejected: " + TerminalText.escaped(rejected) }
             rows.append([
                 text(beacon["key"]), text(beacon["kind"]), text(beacon["zone"]), text(beacon["mode"]),
