@@ -229,7 +229,8 @@ import Testing
             }
             return bytes
         case "pcapng":
-            var bytes = PcapngWriter.sectionHeader() + PcapngWriter.interfaceDescription(linkType: 187, tsresol: 0x80 | 63)
+            var bytes = PcapngWriter.sectionHeader()
+            bytes += PcapngWriter.interfaceDescription(linkType: 187, tsresol: 0x80 | 63)
             for link: UInt16 in [201, 254, 256, 272] {
                 bytes += PcapngWriter.interfaceDescription(linkType: link, tsresol: 19)
             }
@@ -260,7 +261,8 @@ import Testing
             var bytes = original
             for _ in 0..<(1 + random.below(4)) {
                 let at = random.below(bytes.count)
-                bytes[at] = random.below(2) == 0 ? extremes[random.below(extremes.count)] : UInt8(truncatingIfNeeded: random.next())
+                let extreme = extremes[random.below(extremes.count)]
+                bytes[at] = random.below(2) == 0 ? extreme : UInt8(truncatingIfNeeded: random.next())
             }
             if random.below(8) == 0 { bytes.removeLast(random.below(bytes.count)) }
             let (_, error) = Self.readAll(bytes)

@@ -139,9 +139,11 @@ import Testing
 
     @Test func outOfRangeRecordIsACaptureErrorAfterEverythingBeforeIt() throws {
         var bytes = BTSnoopWriter.fileHeader()
-        BTSnoopWriter.appendRecord(to: &bytes, timestamp: 0, packet: Self.h4(zone: 1, mode: .normal, sequence: 1, ttl: 10))
+        let first = Self.h4(zone: 1, mode: .normal, sequence: 1, ttl: 10)
+        BTSnoopWriter.appendRecord(to: &bytes, timestamp: 0, packet: first)
         let second = bytes.count
-        BTSnoopWriter.appendRecord(to: &bytes, timestamp: .max, packet: Self.h4(zone: 1, mode: .normal, sequence: 2, ttl: 10))
+        let beyond = Self.h4(zone: 1, mode: .normal, sequence: 2, ttl: 10)
+        BTSnoopWriter.appendRecord(to: &bytes, timestamp: .max, packet: beyond)
         let path = BeacondProcess.temporaryFile("out-of-range.btsnoop")
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         for arguments in [["--json"], [], ["--timeline"], ["--timeline", "--json"]] {
@@ -152,6 +154,13 @@ import Testing
             #expect(result.stdout.contains("1970-01-01T00:00:00.000") || result.stdout.contains(#""ts":0.000000"#),
                     "\(arguments): \(result.stdout)")
         }
+        // The daemon publishes what came before the record, then stops with the capture error.
+        let run = try BeacondProcess.run(["run", "--socket", BeacondProcess.temporaryFile("oor.sock"),
+                                          "--state-dir", BeacondProcess.temporaryFile(""), "--backend", "replay",
+                                          "--replay", path, "--speed", "max"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("mode=normal source=beacon zone=1"), "\(run.stderr)")
+        #expect(run.stderr.contains("\(path): record 1 at byte \(second): timestamp out of range"))
     }
 
     /// A capture whose time runs backwards, looped at speed 1: the clock must not busy-wait and the
@@ -210,7 +219,8 @@ import Testing
         let edges = BeacondProcess.temporaryFile("extreme-remote-edges.jsonl")
         try "{\"ts\": 0, \"error\": \"a\"}\n{\"ts\": 1e12, \"state\": {\"mode\": \"RED\"}}\n"
             .write(toFile: edges, atomically: true, encoding: .utf8)
-        let result = try BeacondProcess.run(["replay", "--timeline", "--json", "--remote-timeline", edges, Self.maximum])
+        let result = try BeacondProcess.run(["replay", "--timeline", "--json", "--remote-timeline", edges,
+                                             Self.maximum])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("1 remote fetches, 1 failed"))
     }

@@ -125,7 +125,9 @@ enum ProtocolMessages {
         writer.key("active"); writer.bool(override != nil)
         writer.key("ttl_left_s")
         // Differences in Double: engine times may sit at both ends of Int64 (a replayed capture).
-        if let override { writer.number(max(0, Double(override.expiresAt) - Double(now)) / 1_000_000, decimals: 3) } else {
+        if let override {
+            writer.number(max(0, Double(override.expiresAt) - Double(now)) / 1_000_000, decimals: 3)
+        } else {
             writer.null()
         }
         writer.key("last_seen_s")

@@ -104,7 +104,19 @@ final class ReplayBackend: Service {
         var span: (first: Int64, latest: Int64)?
         var rejected = 0
         var complete = true
-        while let packet = try reader.next() {
+        while true {
+            let next: CapturePacket?
+            do {
+                next = try reader.next()
+            } catch {
+                // The records before a capture error are delivered and published (the scanner goes
+                // down with the error as its reason) before the error stops the daemon.
+                try await deliver(batch, rejected: rejected)
+                let reason = error.description
+                await hop { $0.setScanner(.down, detail: reason) }
+                throw error
+            }
+            guard let packet = next else { break }
             try Task.checkCancellation()
             let latest = max(span?.latest ?? packet.timestamp, packet.timestamp)
             let (time, overflow) = latest.addingReportingOverflow(offset)
