@@ -137,6 +137,16 @@ import Testing
         #expect(daemon.process.terminationStatus == 0, "\(daemon.logText)")
     }
 
+    @Test func loopStopsWhenTheShiftedTimeWouldPassInt64Max() throws {
+        let daemon = try DaemonProcess(["--backend", "replay", "--replay", Self.maximum, "--speed", "1", "--loop"])
+        #expect(daemon.waitForLog("looping stops after pass 2"), "\(daemon.logText)")
+        #expect(daemon.waitForLog("holding the final state"))
+        let state = try #require(try daemon.status()["state"] as? [String: Any])
+        #expect(state["mode"] as? String == "unknown")
+        #expect(daemon.stop() != nil)
+        #expect(daemon.process.terminationStatus == 0, "\(daemon.logText)")
+    }
+
     @Test func outOfRangeRecordIsACaptureErrorAfterEverythingBeforeIt() throws {
         var bytes = BTSnoopWriter.fileHeader()
         let first = Self.h4(zone: 1, mode: .normal, sequence: 1, ttl: 10)
