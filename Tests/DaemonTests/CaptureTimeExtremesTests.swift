@@ -1,6 +1,9 @@
 @testable import beacond
 import CircuitState
 import Foundation
+import Logging
+import NIOCore
+import NIOPosix
 import Testing
 
 /// Time formatting and the replay clock at the ends of Int64 microseconds.
@@ -71,6 +74,26 @@ import Testing
         #expect(ReplayBackend.nextOffset(0, span: (first: .min, latest: .max)) == nil)
         #expect(ReplayBackend.nextOffset(0, span: (first: 0, latest: .max)) == nil)
         #expect(ReplayBackend.nextOffset(.max - 1_000_000, span: (first: 0, latest: 1)) == nil)
+    }
+
+    /// `run --backend replay` on a capture starting at Int64.min, with a saved remote state: the
+    /// restored fetch time (now minus its age) saturates instead of trapping.
+    @Test func hubRestoresARemoteStateOnAReplayClockAtInt64Min() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(),
+                                clock: ReplayClock(start: .min, speed: .maximum), backend: "replay",
+                                logger: Logger(label: "test"))
+        let evacuation = RemoteSnapshot(globalMode: "EVACUATION", message: "leave now")
+        let restoration = RemoteRestoration(snapshot: evacuation, age: 3_600_000_000, latchedSnapshot: evacuation,
+                                            fetchedWallMicros: 0)
+        try await loop.submit {
+            hub.restoreRemote(restoration)
+            hub.start(checkClockEvery: nil)
+        }.get()
+        #expect(try await loop.submit { hub.latest.mode }.get() == .evacuation)
+        try await loop.submit { hub.stop() }.get()
+        try await group.shutdownGracefully()
     }
 
     /// The engine computes a remote fetch's age as `now - lastSuccessAt` without a check: a fetch
