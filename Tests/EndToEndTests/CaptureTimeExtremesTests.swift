@@ -226,6 +226,13 @@ import Testing
             #expect(result.stderr.contains("\(remote):2: ") && result.stderr.contains(reason), "\(result.stderr)")
             #expect(result.stdout.isEmpty)
         }
+        let huge = BeacondProcess.temporaryFile("extreme-remote-huge.jsonl")
+        FileManager.default.createFile(atPath: huge, contents: nil)
+        #expect(truncate(huge, (64 << 20) + 1) == 0)
+        let tooBig = try BeacondProcess.run(["replay", "--timeline", "--remote-timeline", huge, Self.minimum])
+        #expect(tooBig.status == 1)
+        #expect(tooBig.stderr.contains("\(huge):0: 67108865 bytes: larger than the 67108864-byte limit"))
+        try? FileManager.default.removeItem(atPath: huge)
         let edges = BeacondProcess.temporaryFile("extreme-remote-edges.jsonl")
         try "{\"ts\": 0, \"error\": \"a\"}\n{\"ts\": 1e12, \"state\": {\"mode\": \"RED\"}}\n"
             .write(toFile: edges, atomically: true, encoding: .utf8)

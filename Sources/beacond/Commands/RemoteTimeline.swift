@@ -25,6 +25,11 @@ struct RemoteTimeline {
     var entries: [Entry]
 
     init(path: String) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard size <= Self.maxFileBytes else {
+            throw FormatError(file: path, line: 0,
+                              reason: "\(size) bytes: larger than the \(Self.maxFileBytes)-byte limit")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FormatError(file: path, line: 0, reason: "cannot read the file")
         }
@@ -44,6 +49,9 @@ struct RemoteTimeline {
         self.entries = entries.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
             .map(\.element)
     }
+
+    /// The file is read whole: 64 MiB holds hundreds of thousands of fetches, far more than a race day.
+    static let maxFileBytes: Int64 = 64 << 20
 
     /// The latest `ts` accepted: 10^12 s after 1970 (year 33658); as µs, far inside Int64.
     static let maxSeconds = 1e12
