@@ -101,4 +101,11 @@ extension Int64 {
         if overflow { return other > 0 ? .max : .min }
         return sum
     }
+
+    /// Capture time may sit anywhere in Int64: a difference that does not fit stops at the end.
+    func subtractingSaturating(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        if overflow { return other < 0 ? .max : .min }
+        return difference
+    }
 }

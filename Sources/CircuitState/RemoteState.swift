@@ -101,7 +101,7 @@ struct RemoteFeed: Sendable {
         guard lastSuccessAt != nil || lastFailureAt != nil else { return nil }
         return RemoteStatus(
             mode: effectiveMode(at: now, staleAfter: staleAfter), reportedMode: reportedMode, snapshot: lastSnapshot,
-            lastSuccessAt: lastSuccessAt, age: lastSuccessAt.map { now - $0 },
+            lastSuccessAt: lastSuccessAt, age: lastSuccessAt.map { now.subtractingSaturating($0) },
             isFresh: isFresh(at: now, staleAfter: staleAfter), isLatched: evacuationLatched,
             latchedSnapshot: latchedSnapshot, isRestored: isRestored, lastFailureAt: lastFailureAt,
             lastFailureReason: lastFailureReason)

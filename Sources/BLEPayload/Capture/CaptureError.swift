@@ -13,6 +13,9 @@ public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case absurdLength(Int)
         /// A pcapng block whose structure does not hold together.
         case badBlock(String)
+        /// A record time that is not Int64 microseconds since the Unix epoch (what it was, in the
+        /// file's own units), or a pcap fraction of a second that is not below one second.
+        case timestampOutOfRange(String)
     }
 
     public var file: String
@@ -45,6 +48,7 @@ public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             "truncated: needs \(needed) bytes, the file has \(available) left"
         case .absurdLength(let length): "absurd length \(length)"
         case .badBlock(let what): "bad block: \(what)"
+        case .timestampOutOfRange(let what): "timestamp out of range: \(what)"
         }
     }
 }

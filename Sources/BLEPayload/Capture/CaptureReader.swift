@@ -300,9 +300,13 @@ public final class CaptureReader {
         guard included <= Self.maxRecordLength else { throw error(.absurdLength(included)) }
         let flags = u32(8)
         let stamp = Int64(bitPattern: u64(16))
+        let (unixMicros, overflow) = stamp.subtractingReportingOverflow(Self.btsnoopEpochOffset)
+        guard !overflow else {
+            throw error(.timestampOutOfRange("btsnoop time \(stamp) µs since year 0 is before Int64 µs since 1970"))
+        }
         try require(24 + included)
         let packet = CapturePacket(
-            index: recordIndex, offset: position, timestamp: stamp &- Self.btsnoopEpochOffset, linkType: linkType,
+            index: recordIndex, offset: position, timestamp: unixMicros, linkType: linkType,
             flags: flags, bytes: UnsafeRawBufferPointer(rebasing: window[24..<24 + included]))
         consume(24 + included)
         recordIndex += 1
@@ -316,8 +320,14 @@ public final class CaptureReader {
         let fraction = Int64(u32(4))
         let included = Int(u32(8))
         guard included <= Self.maxRecordLength else { throw error(.absurdLength(included)) }
+        let unitsPerSecond: Int64 = pcapNanoseconds ? 1_000_000_000 : 1_000_000
+        guard fraction < unitsPerSecond else {
+            let unit = pcapNanoseconds ? "ns" : "µs"
+            throw error(.timestampOutOfRange("fraction \(fraction) \(unit) is not below one second"))
+        }
         try require(16 + included)
         let micros = pcapNanoseconds ? fraction / 1000 : fraction
+        // At most (2^32 - 1) s × 10^6 + 999,999 µs: far inside Int64.
         let packet = CapturePacket(
             index: recordIndex, offset: position, timestamp: seconds * 1_000_000 + micros, linkType: linkType,
             flags: 0, bytes: UnsafeRawBufferPointer(rebasing: window[16..<16 + included]))
@@ -428,8 +438,15 @@ public final class CaptureReader {
         let stamp = UInt64(u32(12)) << 32 | UInt64(u32(16))
         let bytes = try packetData(at: 28, captured: Int(u32(20)), blockLength: length)
         return CapturePacket(
-            index: recordIndex, offset: position, timestamp: interface.resolution.microseconds(stamp),
+            index: recordIndex, offset: position, timestamp: try unixMicros(stamp, resolution: interface.resolution),
             linkType: interface.linkType, flags: 0, bytes: bytes)
+    }
+
+    private func unixMicros(_ stamp: UInt64, resolution: TimestampResolution) throws(CaptureError) -> Int64 {
+        guard let micros = resolution.microseconds(stamp) else {
+            throw error(.timestampOutOfRange("\(stamp) units of \(resolution) exceed Int64 µs since 1970"))
+        }
+        return micros
     }
 
     private func simplePacket(length: Int) throws(CaptureError) -> CapturePacket {
@@ -447,46 +464,7 @@ public final class CaptureReader {
         let stamp = UInt64(u32(12)) << 32 | UInt64(u32(16))
         let bytes = try packetData(at: 28, captured: Int(u32(20)), blockLength: length)
         return CapturePacket(
-            index: recordIndex, offset: position, timestamp: interface.resolution.microseconds(stamp),
+            index: recordIndex, offset: position, timestamp: try unixMicros(stamp, resolution: interface.resolution),
             linkType: interface.linkType, flags: 0, bytes: bytes)
-    }
-}
-
-/// A pcapng `if_tsresol`: 10^-n or 2^-n seconds per unit.
-struct TimestampResolution: Hashable {
-    var power: UInt8
-    var binary: Bool
-
-    static let microseconds = TimestampResolution(power: 6, binary: false)
-
-    init(power: UInt8, binary: Bool) {
-        self.power = power
-        self.binary = binary
-    }
-
-    init(byte: UInt8) {
-        power = byte & 0x7F
-        binary = byte & 0x80 != 0
-    }
-
-    /// Converts a timestamp in these units to microseconds, truncating.
-    func microseconds(_ stamp: UInt64) -> Int64 {
-        if binary {
-            let shift = min(Int(power), 63)
-            let seconds = stamp >> UInt64(shift)
-            let fraction = stamp & ((1 << UInt64(shift)) - 1)
-            let micros = fraction.multipliedFullWidth(by: 1_000_000)
-            let fractionMicros = shift == 0 ? 0 : (micros.low >> UInt64(shift)) | (micros.high << UInt64(64 - shift))
-            return Int64(truncatingIfNeeded: seconds &* 1_000_000 &+ fractionMicros)
-        }
-        if power == 6 { return Int64(truncatingIfNeeded: stamp) }
-        if power < 6 {
-            var scale: UInt64 = 1
-            for _ in Int(power)..<6 { scale *= 10 }
-            return Int64(truncatingIfNeeded: stamp &* scale)
-        }
-        var scale: UInt64 = 1
-        for _ in 6..<min(Int(power), 25) { scale = scale.multipliedReportingOverflow(by: 10).partialValue }
-        return Int64(truncatingIfNeeded: stamp / scale)
     }
 }

@@ -11,7 +11,12 @@ public enum BTSnoopWriter {
         return bytes
     }
 
-    /// Appends one record. `timestamp` is Unix microseconds.
+    /// The latest time a btsnoop record can hold: year 0 plus `Int64.max` µs (year 292,277).
+    public static let latestTimestamp = Int64.max - CaptureReader.btsnoopEpochOffset
+
+    /// Appends one record. `timestamp` is Unix microseconds; any `Int64` from `Int64.min` to
+    /// `latestTimestamp` round-trips. A later one is written wrapped (it never traps), and
+    /// `CaptureReader` then reports the record as out of range rather than misreading it.
     public static func appendRecord(
         to bytes: inout [UInt8], timestamp: Int64, flags: UInt32 = receivedEventFlags, packet: some Collection<UInt8>,
         drops: UInt32 = 0
@@ -46,13 +51,23 @@ public enum PcapWriter {
         return bytes
     }
 
+    /// Appends one record. `timestamp` is Unix microseconds; pcap holds whole seconds from 0 to
+    /// 2^32 - 1 (1970 to 2106) and the fraction. Seconds outside that range are written modulo
+    /// 2^32 (never a trap); the fraction is always the non-negative remainder.
     public static func appendRecord(
         to bytes: inout [UInt8], timestamp: Int64, packet: some Collection<UInt8>, nanoseconds: Bool = false,
         bigEndian: Bool = false
     ) {
-        append32(UInt32(truncatingIfNeeded: timestamp / 1_000_000), bigEndian, &bytes)
-        let fraction = UInt32(truncatingIfNeeded: timestamp % 1_000_000)
-        append32(nanoseconds ? fraction * 1000 : fraction, bigEndian, &bytes)
+        // Floor division, so a negative time keeps a fraction in 0..<10^6.
+        var seconds = timestamp / 1_000_000
+        var fraction = timestamp % 1_000_000
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1_000_000
+        }
+        append32(UInt32(truncatingIfNeeded: seconds), bigEndian, &bytes)
+        let units = UInt32(fraction)  // 0..<10^6
+        append32(nanoseconds ? units * 1000 : units, bigEndian, &bytes)
         append32(UInt32(packet.count), bigEndian, &bytes)
         append32(UInt32(packet.count), bigEndian, &bytes)
         bytes.append(contentsOf: packet)
@@ -66,5 +81,50 @@ public enum PcapWriter {
     static func append32(_ value: UInt32, _ bigEndian: Bool, _ bytes: inout [UInt8]) {
         let ordered = bigEndian ? value.bigEndian : value.littleEndian
         withUnsafeBytes(of: ordered) { bytes += $0 }
+    }
+}
+
+/// Writes little-endian pcapng captures: one section, interfaces with an optional `if_tsresol`,
+/// enhanced packet blocks. Timestamps are raw 64-bit counts in the interface's units, so a test
+/// can write any value, including ones `CaptureReader` must refuse.
+public enum PcapngWriter {
+    public static func sectionHeader() -> [UInt8] {
+        var body = le32(0x1A2B_3C4D) + le16(1) + le16(0)
+        body += le32(UInt32.max) + le32(UInt32.max)  // section length: unknown (-1)
+        return block(type: 0x0A0D_0D0A, body: body)
+    }
+
+    /// An interface description; `tsresol` is the raw `if_tsresol` byte (none: microseconds).
+    public static func interfaceDescription(linkType: UInt16, tsresol: UInt8? = nil) -> [UInt8] {
+        var body = le16(linkType) + le16(0) + le32(262_144)
+        if let tsresol {
+            body += le16(9) + le16(1) + [tsresol, 0, 0, 0]
+            body += le16(0) + le16(0)
+        }
+        return block(type: 1, body: body)
+    }
+
+    public static func enhancedPacket(interface: UInt32 = 0, ticks: UInt64, packet: some Collection<UInt8>)
+        -> [UInt8]
+    {
+        var body = le32(interface) + le32(UInt32(truncatingIfNeeded: ticks >> 32))
+        body += le32(UInt32(truncatingIfNeeded: ticks)) + le32(UInt32(packet.count)) + le32(UInt32(packet.count))
+        body += packet
+        body += [UInt8](repeating: 0, count: (4 - packet.count % 4) % 4)
+        return block(type: 6, body: body)
+    }
+
+    static func block(type: UInt32, body: [UInt8]) -> [UInt8] {
+        let length = UInt32(12 + body.count)
+        return le32(type) + le32(length) + body + le32(length)
+    }
+
+    static func le16(_ value: UInt16) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value), UInt8(value >> 8)]
+    }
+
+    static func le32(_ value: UInt32) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+         UInt8(truncatingIfNeeded: value >> 16), UInt8(value >> 24)]
     }
 }

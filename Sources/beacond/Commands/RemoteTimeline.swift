@@ -25,6 +25,11 @@ struct RemoteTimeline {
     var entries: [Entry]
 
     init(path: String) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard size <= Self.maxFileBytes else {
+            throw FormatError(file: path, line: 0,
+                              reason: "\(size) bytes: larger than the \(Self.maxFileBytes)-byte limit")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FormatError(file: path, line: 0, reason: "cannot read the file")
         }
@@ -45,19 +50,21 @@ struct RemoteTimeline {
             .map(\.element)
     }
 
+    /// The file is read whole: 64 MiB holds hundreds of thousands of fetches, far more than a race day.
+    static let maxFileBytes: Int64 = 64 << 20
+
+    /// The latest `ts` accepted: 10^12 s after 1970 (year 33658); as µs, far inside Int64.
+    static let maxSeconds = 1e12
+
     private static func entry(_ line: Data) throws -> Entry {
         let value: Any
         do {
             value = try JSONSerialization.jsonObject(with: line)
         } catch {
-            throw RemoteDocumentError(reason: "not a JSON object")
+            throw RemoteDocumentError(reason: "not valid JSON (numbers must be finite JSON numbers)")
         }
         guard let object = value as? [String: Any] else { throw RemoteDocumentError(reason: "not a JSON object") }
-        guard let stamp = object["ts"] as? NSNumber, let seconds = Optional(stamp.doubleValue), seconds.isFinite,
-              abs(seconds) < 1e12 else {
-            throw RemoteDocumentError(reason: "\"ts\" must be a number of Unix seconds")
-        }
-        let time = Int64((seconds * 1_000_000).rounded())
+        let time = try Self.time(object["ts"])
         if let state = object["state"] {
             return Entry(time: time, event: .fetched(try RemoteStateDocument.snapshot(fromJSON: state)))
         }
@@ -65,5 +72,24 @@ struct RemoteTimeline {
             return Entry(time: time, event: .failed((error as? String) ?? String(describing: error)))
         }
         throw RemoteDocumentError(reason: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)")
+    }
+
+    /// `ts` as Unix microseconds: a JSON number (not a boolean) of seconds from 0 to `maxSeconds`.
+    private static func time(_ value: Any?) throws -> Int64 {
+        guard let stamp = value as? NSNumber, !isBoolean(stamp) else {
+            throw RemoteDocumentError(reason: "\"ts\" must be a number of Unix seconds")
+        }
+        let seconds = stamp.doubleValue
+        guard seconds.isFinite, seconds >= 0, seconds <= maxSeconds else {
+            throw RemoteDocumentError(
+                reason: "\"ts\" \(stamp) is out of range: Unix seconds from 0 to 1e12 (year 33658)")
+        }
+        // At most 10^18 µs: the conversion cannot overflow.
+        return Int64((seconds * 1_000_000).rounded())
+    }
+
+    /// JSONSerialization hands `true` and `false` over as NSNumbers too.
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
     }
 }

@@ -45,7 +45,16 @@ struct TimelineReplay {
         let reader = try CaptureReader(path: path)
         var extractor = AdvertisingExtractor()
         defer { output.flush() }
-        while let packet = try reader.next() {
+        while true {
+            let next: CapturePacket?
+            do {
+                next = try reader.next()
+            } catch {
+                // Print the state the records before the error produced; nothing after them is known.
+                driver.settle(emit: emit)
+                throw error
+            }
+            guard let packet = next else { break }
             extractor.process(packet) { report in
                 summary.reports += 1
                 switch decoder.decode(report.data) {

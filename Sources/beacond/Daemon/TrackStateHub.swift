@@ -169,8 +169,10 @@ final class TrackStateHub: @unchecked Sendable {
     /// (stale, with its true age); a latched evacuation is published again at once.
     func restoreRemote(_ restoration: RemoteRestoration) {
         let now = clock.now()
+        // A replay clock may stand near Int64.min: the fetch time saturates rather than overflows.
+        let (fetchedAt, overflow) = now.subtractingReportingOverflow(restoration.age)
         driver.modifyEngine {
-            $0.restoreRemote(restoration.snapshot, fetchedAt: now - restoration.age,
+            $0.restoreRemote(restoration.snapshot, fetchedAt: overflow ? .min : fetchedAt,
                              latchedSnapshot: restoration.latchedSnapshot, at: now)
         }
     }

@@ -117,12 +117,13 @@ struct JSONWriter {
         bytes.append(contentsOf: digits)
     }
 
-    /// A Double with up to `decimals` decimals (trailing zeros kept), or null when not finite.
+    /// A Double with up to `decimals` decimals (trailing zeros kept), or null when not finite or
+    /// when `value` × 10^decimals is beyond ±2^63 (no such number is printed wrong).
     mutating func number(_ value: Double, decimals: Int) {
         guard value.isFinite else { return null() }
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int64((value * scale).rounded())
+        guard let scaled = Int64(exactly: (value * scale).rounded()) else { return null() }
         separate()
         if scaled < 0 { bytes.append(UInt8(ascii: "-")) }
         let magnitude = scaled.magnitude

@@ -130,13 +130,16 @@ enum ProtocolMessages {
         writer.key("held"); writer.bool(override?.heldClaim != nil)
         writer.key("contested"); writer.bool(override?.isContested ?? false)
         writer.key("ttl_left_s")
-        if let override { writer.number(Double(max(0, override.expiresAt - now)) / 1_000_000, decimals: 3) } else {
+        // Differences in Double: engine times may sit at both ends of Int64 (a replayed capture).
+        if let override {
+            writer.number(max(0, Double(override.expiresAt) - Double(now)) / 1_000_000, decimals: 3)
+        } else {
             writer.null()
         }
         writer.key("last_seen_s")
         let lastSeen = directory?.lastSeen ?? override?.receivedAt
         if let lastSeen {
-            writer.number(Double(max(0, now - lastSeen)) / 1_000_000, decimals: 3)
+            writer.number(max(0, Double(now) - Double(lastSeen)) / 1_000_000, decimals: 3)
         } else {
             writer.null()
         }

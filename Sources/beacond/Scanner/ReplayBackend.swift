@@ -46,40 +46,94 @@ final class ReplayBackend: Service {
         if case .maximum = clock.speed { await hop { $0.beginTimeline() } }
         var offset: Int64 = 0
         var pass = 0
+        var lastPassLogged: Int64?
         repeat {
             if pass > 0 { await hop { $0.clearOverrides() } }
-            let span = try await replayPass(offset: offset)
+            let passStarted = MonotonicClock.micros()
+            let outcome = try await replayPass(offset: offset)
             pass += 1
-            guard let span else { break }
-            // The next pass continues on the same clock, shifted past this one by a second.
-            offset += span.last - span.first + 1_000_000
-            logger.info("replay pass \(pass) of \(path) finished")
-        } while loopForever && !Task.isCancelled
+            guard loopForever, !outcome.complete || outcome.span != nil else { break }  // not looping, or empty
+            guard outcome.complete, let span = outcome.span, let next = Self.nextOffset(offset, span: span) else {
+                let reason = "the shifted capture time would pass the largest representable time (Int64 µs)"
+                logger.warning("replay of \(path): looping stops after pass \(pass): \(reason)")
+                break
+            }
+            offset = next
+            // Bounded logging: a line per pass at most every 10 s of real time, the rest at debug.
+            let now = MonotonicClock.micros()
+            if lastPassLogged.map({ now - $0 >= Self.passLogInterval }) ?? true {
+                lastPassLogged = now
+                logger.info("replay pass \(pass) of \(path) finished")
+            } else {
+                logger.debug("replay pass \(pass) of \(path) finished")
+            }
+            let rest = Self.minimumPassMicros - (now - passStarted)
+            if rest > 0 { try await Task.sleep(for: .microseconds(rest)) }
+        } while !Task.isCancelled
         if case .maximum = clock.speed { await hop { $0.finishTimeline() } }
         await hop { $0.setScanner(.none) }
         logger.info("replay of \(path) finished; holding the final state")
         try await gracefulShutdown()
     }
 
-    /// Replays the capture once, shifted by `offset`; returns its first and last record times.
-    private func replayPass(offset: Int64) async throws -> (first: Int64, last: Int64)? {
+    /// The shortest real time a looped pass takes, so a tiny capture at a high speed cannot spin.
+    static let minimumPassMicros: Int64 = 10_000
+    static let passLogInterval: Int64 = 10_000_000
+    /// The capture time between the latest record of one pass and the first of the next.
+    static let passGap: Int64 = 1_000_000
+
+    /// The next pass's shift: past the latest time of this pass by `passGap`, so it is always
+    /// positive, whatever order the records' times were in. Nil when it cannot be represented.
+    static func nextOffset(_ offset: Int64, span: (first: Int64, latest: Int64)) -> Int64? {
+        let (length, lengthOverflow) = span.latest.subtractingReportingOverflow(span.first)
+        guard !lengthOverflow else { return nil }
+        let (shift, shiftOverflow) = length.addingReportingOverflow(passGap)
+        guard !shiftOverflow else { return nil }
+        let (next, overflow) = offset.addingReportingOverflow(shift)
+        return overflow ? nil : next
+    }
+
+    /// Replays the capture once, shifted by `offset`. Returns its first record's time and the
+    /// latest time seen (unshifted), and whether every record's shifted time was representable.
+    /// A record whose time runs backwards is taken at the latest time seen, as the engine does.
+    private func replayPass(offset: Int64) async throws -> (span: (first: Int64, latest: Int64)?, complete: Bool) {
         let reader = try CaptureReader(path: path)
         var extractor = AdvertisingExtractor()
         var batch: [ScannedSignal] = []
         batch.reserveCapacity(Self.batchLimit)
-        var span: (first: Int64, last: Int64)?
+        var span: (first: Int64, latest: Int64)?
         var rejected = 0
-        while let packet = try reader.next() {
+        var complete = true
+        while true {
+            let next: CapturePacket?
+            do {
+                next = try reader.next()
+            } catch {
+                // The records before a capture error are delivered and published (the scanner goes
+                // down with the error as its reason) before the error stops the daemon.
+                try await deliver(batch, rejected: rejected)
+                let reason = error.description
+                await hop { $0.setScanner(.down, detail: reason) }
+                throw error
+            }
+            guard let packet = next else { break }
             try Task.checkCancellation()
-            let time = packet.timestamp + offset
-            span = (span?.first ?? packet.timestamp, packet.timestamp)
+            let latest = max(span?.latest ?? packet.timestamp, packet.timestamp)
+            let (time, overflow) = latest.addingReportingOverflow(offset)
+            guard !overflow else {
+                complete = false
+                break
+            }
+            span = (span?.first ?? packet.timestamp, latest)
             if !batch.isEmpty, batch.count >= Self.batchLimit || clock.realMicros(until: time) > 0 {
                 try await deliver(batch, rejected: rejected)
                 batch.removeAll(keepingCapacity: true)
                 rejected = 0
             }
-            let wait = clock.realMicros(until: time)
-            if wait > 0 { try await Task.sleep(for: .microseconds(wait)) }
+            // A gap longer than the clock's longest delay is waited out in steps.
+            while case let wait = clock.realMicros(until: time), wait > 0 {
+                try await Task.sleep(for: .microseconds(wait))
+            }
             extractor.process(packet) { report in
                 switch decoder.decode(report.data) {
                 case .signal(let signal):
@@ -93,7 +147,7 @@ final class ReplayBackend: Service {
             }
         }
         if !batch.isEmpty || rejected > 0 { try await deliver(batch, rejected: rejected) }
-        return span
+        return (span, complete)
     }
 
     /// Hands a batch to the hub and waits for it, which bounds what is in flight.

@@ -3,11 +3,18 @@ import Synchronization
 
 /// The engine clock of the replay backend: capture time, advancing at `speed` × real time
 /// from the first record, or, at maximum speed, jumping from input to input.
+///
+/// Any `Int64` capture time works: virtual time saturates at `Int64.max` instead of overflowing,
+/// and real delays are computed in floating point and capped at `maxRealMicros`.
 final class ReplayClock: EngineClock, Sendable {
     enum Speed: Equatable, Sendable {
         case factor(Double)
         case maximum
     }
+
+    /// The longest real delay the clock hands out: about 292 years, the longest a `TimeAmount`
+    /// holds. A capture's gap longer than that is waited out in steps of this.
+    static let maxRealMicros = Int64.max / 1000
 
     let speed: Speed
     /// Capture time and CLOCK_MONOTONIC at the start; for maximum speed, the latest input's time.
@@ -24,13 +31,15 @@ final class ReplayClock: EngineClock, Sendable {
         case .maximum:
             return capture
         case .factor(let factor):
-            return capture + Int64(Double(MonotonicClock.micros() - monotonic) * factor)
+            let elapsed = Self.clamped(Double(MonotonicClock.micros() - monotonic) * factor)
+            let (time, overflow) = capture.addingReportingOverflow(elapsed)
+            return overflow ? (elapsed > 0 ? .max : .min) : time
         }
     }
 
     func realDelay(until time: Int64) -> TimeAmount? {
-        guard case .factor(let factor) = speed else { return nil }
-        return .microseconds(max(0, Int64((Double(time - now()) / factor).rounded(.up))))
+        guard case .factor = speed else { return nil }
+        return .microseconds(realMicros(until: time))
     }
 
     /// Maximum speed: the clock stands at the input being delivered. A running clock ignores it.
@@ -41,9 +50,23 @@ final class ReplayClock: EngineClock, Sendable {
         }
     }
 
-    /// Real time until the clock reaches `time`, in microseconds; 0 at maximum speed.
+    /// Real time until the clock reaches `time`, in microseconds, from 0 to `maxRealMicros`;
+    /// 0 at maximum speed. `time - now` may exceed Int64 (a jump across the range): then it is
+    /// taken in Double.
     func realMicros(until time: Int64) -> Int64 {
-        guard case .factor(let factor) = speed else { return 0 }
-        return max(0, Int64((Double(time - now()) / factor).rounded(.up)))
+        guard case .factor(let factor) = speed, factor > 0 else { return 0 }
+        let current = now()
+        let (gap, overflow) = time.subtractingReportingOverflow(current)
+        let virtual = overflow ? Double(time) - Double(current) : Double(gap)
+        let real = (virtual / factor).rounded(.up)
+        return min(max(0, Self.clamped(real)), Self.maxRealMicros)
+    }
+
+    /// `value` converted to Int64, saturating at the ends (NaN gives 0).
+    static func clamped(_ value: Double) -> Int64 {
+        if value.isNaN { return 0 }
+        if value >= 9_223_372_036_854_775_807.0 { return .max }
+        if value <= -9_223_372_036_854_775_808.0 { return .min }
+        return Int64(value)
     }
 }
