@@ -53,7 +53,7 @@ final class ReplayBackend: Service {
             guard let span else { break }
             // The next pass continues on the same clock, shifted past this one by a second.
             offset += span.last - span.first + 1_000_000
-            logger.info("replay pass \(pass) of \(path) finished")
+            logger.limited(.info, "replay.pass", "replay pass \(pass) of \(path) finished")
         } while loopForever && !Task.isCancelled
         if case .maximum = clock.speed { await hop { $0.finishTimeline() } }
         await hop { $0.setScanner(.none) }
