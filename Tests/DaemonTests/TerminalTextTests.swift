@@ -1,4 +1,5 @@
 @testable import beacond
+import Foundation
 import Testing
 
 @Suite struct TerminalTextTests {
@@ -50,5 +51,41 @@ import Testing
         #expect(TerminalText.escaped("\u{1B}\u{1B}", limit: 6) == "\\u{1b}…")
         #expect(TerminalText.escaped("abc", limit: 0) == "…")
         #expect(TerminalText.escaped("", limit: 0) == "")
+    }
+}
+
+@Suite struct ConfigKeyEscapingTests {
+    @Test func anUnknownKeyFromTheFileIsEscapedInTheError() {
+        let problem = ConfigurationProblem(file: "/etc/beacond/beacond.yaml", key: "fusion.po\u{202E}licy\u{1B}[2J",
+                                           line: 3, column: 3, reason: "unknown key")
+        #expect(problem.description == "/etc/beacond/beacond.yaml:3:3: fusion.po\\u{202e}licy\\u{1b}[2J: unknown key")
+    }
+
+    @Test func anUnknownKeyInAFileIsReportedEscapedByTheLoader() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bidi-\(getpid()).yaml").path
+        try "fusion:\n  \"po\u{202E}licy\": safety\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try DaemonConfiguration.load(path: path, overrides: DaemonOverrides())
+            Issue.record("an unknown key was accepted")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("fusion.po\\u{202e}licy"))
+            #expect(!text.unicodeScalars.contains { TerminalText.needsEscape($0) && $0 != "\n" })
+        }
+    }
+}
+
+@Suite struct JSONTerminalSafetyTests {
+    @Test func c1BidiAndLineSeparatorsAreEscapedInJSONStringsAndDecodeToTheSameText() throws {
+        let text = "a\u{202E}b\u{2028}c\u{85}d\u{2069}e\u{1B}f\u{2030}g é"
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("message"); writer.string(text)
+        writer.endObject()
+        let json = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(json == "{\"message\":\"a\\u202eb\\u2028c\\u0085d\\u2069e\\u001bf\u{2030}g é\"}")
+        let decoded = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: String]
+        #expect(decoded?["message"] == text)
     }
 }

@@ -22,11 +22,12 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    /// `FILE:LINE:COLUMN: KEY: REASON`, or `--flag (KEY): REASON` for a flag.
+    /// `FILE:LINE:COLUMN: KEY: REASON`, or `--flag (KEY): REASON` for a flag. The file name and key
+    /// (an unknown key is the file's own text) are escaped for the terminal (`TerminalText`).
     var description: String {
         var text = ""
         if let file {
-            text += file
+            text += TerminalText.escaped(file)
             if let line {
                 text += ":\(line)"
                 if let column { text += ":\(column)" }
@@ -35,10 +36,10 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
         }
         if let flag {
             text += flag
-            if let key { text += " (\(key))" }
+            if let key { text += " (\(TerminalText.escaped(key)))" }
             text += ": "
         } else if let key {
-            text += key + ": "
+            text += TerminalText.escaped(key) + ": "
         }
         return text + reason
     }
