@@ -86,7 +86,8 @@ final class CapturedLines: Sendable {
         let log = logger(.journal, captured: captured)
         log.info("\(String(repeating: "m", count: 3000))", metadata: ["body": "\(String(repeating: "v", count: 700))"])
         let line = captured.lines[0]
-        #expect(line.hasPrefix("<6>beacond.test: " + String(repeating: "m", count: StderrLogHandler.messageLimit) + "… "))
+        let message = String(repeating: "m", count: StderrLogHandler.messageLimit)
+        #expect(line.hasPrefix("<6>beacond.test: " + message + "… "))
         #expect(line.hasSuffix(" body=\"" + String(repeating: "v", count: 512) + "…\"\n"))
         // A value that fits is not cut.
         log.info("short", metadata: ["body": "\(String(repeating: "v", count: 512))"])

@@ -205,7 +205,8 @@ final class TrackStateServer: @unchecked Sendable {
         guard sessions.count < maxClients else {
             counters.rejectedClients += 1
             if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
-                logger.limited(.warning, "client.refused", "refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)")
+                logger.limited(.warning, "client.refused",
+                    "refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)")
             }
             let message = "server full: \(maxClients) clients connected (max_clients)"
             try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.error(message)))

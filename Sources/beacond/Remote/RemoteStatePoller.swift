@@ -236,10 +236,12 @@ final class RemoteStatePoller: Service, Sendable {
         var metadata: Logger.Metadata = ["url": "\(url)", "kind": "\(failure.kind.rawValue)"]
         switch previous {
         case nil:
-            logger.limited(.warning, "remote.fetch", "remote state fetch failing: \(reason); keeping the last good state, backing off up to \(RemoteFailure.seconds(RemoteBackoff.cap(interval: interval))) s", metadata: metadata)
+            logger.limited(.warning, "remote.fetch",
+                "remote state fetch failing: \(reason); keeping the last good state, backing off up to \(RemoteFailure.seconds(RemoteBackoff.cap(interval: interval))) s", metadata: metadata)
         case let previous? where previous != failure.kind:
             metadata["previous_kind"] = "\(previous.rawValue)"
-            logger.limited(.warning, "remote.fetch", "remote state fetch still failing, now: \(reason)", metadata: metadata)
+            logger.limited(.warning, "remote.fetch",
+                "remote state fetch still failing, now: \(reason)", metadata: metadata)
         default:
             metadata["consecutive_failures"] = "\(failures)"
             logger.limited(.debug, "remote.fetch", "remote state fetch failed: \(reason)", metadata: metadata)

@@ -67,7 +67,9 @@ final class StateAuditLog: @unchecked Sendable {
     private var summariser = AuditSummariser()
     private var flushTimer: Scheduled<Void>?
 
-    init(logger: Logger, eventLoop: any EventLoop, clock: @escaping @Sendable () -> Int64 = { MonotonicClock.micros() }) {
+    init(logger: Logger, eventLoop: any EventLoop,
+         clock: @escaping @Sendable () -> Int64 = { MonotonicClock.micros() })
+    {
         self.logger = logger
         self.eventLoop = eventLoop
         self.clock = clock

@@ -443,7 +443,8 @@ private final class BlueZScanLoop {
         guard scanning, configuration.silenceRestart > 0, let connection, let adapterPath,
               now - lastActivity > configuration.silenceRestart else { return }
         lastActivity = now
-        logger.limited(.info, "scanner.restart", "no BlueZ device updates for \(configuration.silenceRestart / 1_000_000) s: restarting discovery on \(adapter)")
+        logger.limited(.info, "scanner.restart",
+            "no BlueZ device updates for \(configuration.silenceRestart / 1_000_000) s: restarting discovery on \(adapter)")
         stopDiscovery(connection, adapterPath: adapterPath, timeout: configuration.callTimeout)
         do {
             try startDiscovery(connection, adapterPath: adapterPath)
@@ -585,7 +586,8 @@ private final class BlueZScanLoop {
             counters.malformedSignals.add(1, ordering: .relaxed)
             let member = dbus_message_get_member(message).map { String(cString: $0) } ?? "?"
             let path = dbus_message_get_path(message).map { String(cString: $0) } ?? "?"
-            logger.limited(.debug, "bluez.malformed", "skipping a malformed \(TerminalText.logged(member)) signal from \(TerminalText.logged(path)): \(TerminalText.logged("\(error)"))")
+            logger.limited(.debug, "bluez.malformed",
+                "skipping a malformed \(TerminalText.logged(member)) signal from \(TerminalText.logged(path)): \(TerminalText.logged("\(error)"))")
         }
         return true
     }
@@ -730,7 +732,8 @@ private final class BlueZScanLoop {
         if newOwner.isEmpty {
             adapterGone(.bluetoothdLeft)
         } else {
-            logger.limited(.info, "bluez.owner", "bluetoothd is on the system bus (\(TerminalText.logged(newOwner))): looking for \(adapter)")
+            logger.limited(.info, "bluez.owner",
+                "bluetoothd is on the system bus (\(TerminalText.logged(newOwner))): looking for \(adapter)")
             retryAt = now
         }
     }
@@ -748,7 +751,8 @@ private final class BlueZScanLoop {
             logger.limited(.info, "bluez.monitor", "BlueZ activated the advertisement monitor on \(adapter)")
         case .released:
             monitorRegistered = false
-            logger.limited(.notice, "bluez.monitor", "BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
+            logger.limited(.notice, "bluez.monitor",
+                "BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
         case .deviceFound(let path):
             logger.limited(.debug, "bluez.monitor", "advertisement monitor: found \(TerminalText.logged(path))")
         case .deviceLost(let path):

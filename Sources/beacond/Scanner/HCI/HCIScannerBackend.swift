@@ -232,7 +232,8 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
                 recorder?.flushIfDue()
                 if silence > 0, MonotonicClock.bootMicros() - channel.lastReportBoot >= silence {
                     let restarts = counters.restarts.add(1, ordering: .relaxed).newValue
-                    logger.limited(.warning, "scanner.restart", "no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; restarting the scan (restart \(restarts))")
+                    logger.limited(.warning, "scanner.restart",
+                        "no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; restarting the scan (restart \(restarts))")
                     mode = try HCIScanSetup.start(on: channel, configuration: configuration).mode
                 }
             } catch .shuttingDown {
