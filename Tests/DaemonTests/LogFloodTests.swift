@@ -1,4 +1,5 @@
 @testable import beacond
+import CircuitState
 import Foundation
 import Logging
 import NIOPosix
@@ -201,5 +202,37 @@ final class StepClock: Sendable {
         let deadline = Date().addingTimeInterval(5)
         while result.withLock({ $0.isEmpty }), Date() < deadline { usleep(1000) }
         #expect(result.withLock { $0 } == [true, true, true, true, false])
+    }
+}
+
+@Suite struct HubAuditFloodTests {
+    /// A flapping input publishing 1,000 changes as fast as the hub can: the audit log stays
+    /// bounded (20 lines and one summary a second), and the last state is in it.
+    @Test func aThousandPublishedChangesGiveBoundedAuditLinesWithTheLastState() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let captured = CapturedLines()
+        let logger = Logger(label: "beacond") { label in
+            StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
+        }
+        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(),
+                                clock: ManualClock(1_000_000_000), backend: "test", logger: logger)
+        let started = MonotonicClock.micros()
+        let finalSeq = try loop.submit {
+            hub.start(checkClockEvery: nil)
+            for index in 0..<1000 { hub.setScanner(index % 2 == 0 ? .up : .down) }
+            return hub.seq
+        }.wait()
+        let elapsedSeconds = Int((MonotonicClock.micros() - started) / 1_000_000) + 1
+        var audit: [String] { captured.lines.filter { $0.contains(" state seq=") || $0.contains(" state: ") } }
+        let deadline = MonotonicClock.micros() + 5_000_000
+        while !audit.contains(where: { $0.contains("last: state seq=\(finalSeq) ") }),
+              MonotonicClock.micros() < deadline { usleep(20_000) }
+        try loop.submit { hub.stop() }.wait()
+        #expect(finalSeq > 1000)
+        #expect(audit.count <= 21 * elapsedSeconds)
+        #expect(audit.contains { $0.contains("last: state seq=\(finalSeq) ") })
+        #expect(audit.contains { $0.contains("changes in the last second (") })
     }
 }
