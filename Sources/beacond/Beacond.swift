@@ -1,6 +1,12 @@
 import ArgumentParser
+import Dispatch
 
-@main
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 struct Beacond: AsyncParsableCommand {
     static let version = "0.1.0"
 
@@ -11,4 +17,29 @@ struct Beacond: AsyncParsableCommand {
         subcommands: [RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
                       BenchDaemonCommand.self]
     )
+}
+
+/// The entry point: a synchronous `main`, so `beacond run` blocks its signals before the Swift
+/// concurrency runtime, NIO or anything else starts a thread (`DaemonSignals`); then the command
+/// runs as an async task.
+///
+/// For `run` the main thread then parks on a semaphore instead of `dispatchMain()`: on Linux,
+/// libdispatch parks the main thread in `sigsuspend` with an empty mask, which would unblock the
+/// signals there again and let an early one kill the process. Nothing in beacond uses the main
+/// queue. Other commands keep `dispatchMain()` and the default actions (Ctrl-C stops a `scan`).
+@main
+enum BeacondMain {
+    static func main() {
+        let daemon = DaemonSignals.needed(arguments: CommandLine.arguments)
+        if daemon { DaemonSignals.block() }
+        Task.detached {
+            await Beacond.main()
+            exit(0)
+        }
+        if daemon {
+            let never = DispatchSemaphore(value: 0)
+            while true { never.wait() }
+        }
+        dispatchMain()
+    }
 }

@@ -69,6 +69,31 @@ final class CapturedLines: Sendable {
         #expect(line.dropLast().unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) })
     }
 
+    @Test func bidiControlsAndLineSeparatorsAreEscapedInMessageAndMetadata() {
+        let captured = CapturedLines()
+        let log = logger(.journal, captured: captured)
+        log.info("device \u{202E}galf der\u{2028}next\u{2029}", metadata: [
+            "name": "a\u{2066}b\u{2069}", "key\u{202A}": "v",
+        ])
+        #expect(captured.lines == [
+            "<6>beacond.test: device \\u{202e}galf der\\u{2028}next\\u{2029} \"key\\u{202a}\"=v "
+                + "name=\"a\\u{2066}b\\u{2069}\"\n",
+        ])
+    }
+
+    @Test func longMetadataValuesAndMessagesAreCutWithAnEllipsis() {
+        let captured = CapturedLines()
+        let log = logger(.journal, captured: captured)
+        log.info("\(String(repeating: "m", count: 3000))", metadata: ["body": "\(String(repeating: "v", count: 700))"])
+        let line = captured.lines[0]
+        let message = String(repeating: "m", count: StderrLogHandler.messageLimit)
+        #expect(line.hasPrefix("<6>beacond.test: " + message + "… "))
+        #expect(line.hasSuffix(" body=\"" + String(repeating: "v", count: 512) + "…\"\n"))
+        // A value that fits is not cut.
+        log.info("short", metadata: ["body": "\(String(repeating: "v", count: 512))"])
+        #expect(captured.lines[1] == "<6>beacond.test: short body=" + String(repeating: "v", count: 512) + "\n")
+    }
+
     @Test func levelFollowsTheSharedControlUnlessSetLocally() {
         let captured = CapturedLines()
         let control = LogLevelControl(.info)

@@ -114,19 +114,3 @@ struct TimelineReplay {
         return text
     }
 }
-
-/// Makes text from the network or the air safe to print on a terminal.
-enum TerminalText {
-    /// Control characters (C0, DEL, C1) become `\u{…}` escapes, so they cannot drive a terminal.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                result += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-}

@@ -22,7 +22,8 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    /// `FILE:LINE:COLUMN: KEY: REASON`, or `--flag (KEY): REASON` for a flag.
+    /// `FILE:LINE:COLUMN: KEY: REASON`, or `--flag (KEY): REASON` for a flag. The file name and key
+    /// (an unknown key is the file's own text) are escaped for the terminal (`TerminalText`).
     var description: String {
         var text = ""
         if let file {

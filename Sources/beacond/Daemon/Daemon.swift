@@ -120,7 +120,8 @@ final class Daemon {
         // early is handled like any other instead of killing the process.
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
-        var services: [any Service] = [ReloadService(daemon: self, signals: reloadSignals)]
+        var services: [any Service] = [ReloadService(daemon: self, signals: reloadSignals),
+                                      LogSummaryService(limiter: .shared, logger: logger)]
         if let backend { services.append(backend) }
         if let poller { services.append(poller) }
         if let interval = SystemdNotifier.watchdogInterval() {
@@ -130,7 +131,7 @@ final class Daemon {
         let logger = logger
         let stopper = Task {
             for await signal in stopSignals {
-                logger.info("\(signal): shutting down")
+                logger.limited(.info, "signal", "\(signal): shutting down")
                 await serviceGroup.triggerGracefulShutdown()
             }
         }

@@ -350,7 +350,11 @@ final class TrackStateHub: @unchecked Sendable {
         rescheduleTimer()
     }
 
+    /// The audit lines, summarised past 20 a second (`AuditSummariser`).
+    private lazy var auditLog = StateAuditLog(logger: logger, eventLoop: eventLoop)
+
     /// One info line per published change: mode, source, zone, beacon key or remote message, seq.
+    /// Past 20 a second they are summed up once a second, with the last one in full.
     private func audit(_ state: PublishedState) {
         guard logger.logLevel <= .info else { return }
         var line = "state seq=\(seq) mode=\(state.decision.modeName) source=\(state.source.rawValue)"
@@ -360,10 +364,10 @@ final class TrackStateHub: @unchecked Sendable {
         }
         if let remote = state.remote {
             line += " remote_fresh=\(remote.isFresh) remote_latched=\(remote.isLatched)"
-            if let message = remote.message { line += " remote_message=\"\(TerminalText.escaped(message))\"" }
+            if let message = remote.message { line += " remote_message=\"\(TerminalText.logged(message))\"" }
         }
         line += " scanner=\(scanner.state.rawValue)"
-        logger.info("\(line)")
+        auditLog.record(line)
     }
 
     private func publishBeacon(_ key: OverrideKey, at now: Int64) {

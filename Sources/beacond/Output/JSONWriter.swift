@@ -157,24 +157,51 @@ struct JSONWriter {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    /// A JSON string. Besides what JSON requires, C1 controls, the bidi controls (U+202A–202E,
+    /// U+2066–2069) and the line separators (U+2028, U+2029) are written as `\uXXXX`, so JSON shown
+    /// on a terminal cannot be driven or reordered by outside text (`TerminalText`); the value
+    /// decodes to the same string.
     private mutating func appendEscaped(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F:
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(hexDigitsLower[Int(byte >> 4)])
-                bytes.append(hexDigitsLower[Int(byte & 0xF)])
-            default:
-                bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var index = 0
+            while index < utf8.count {
+                let byte = utf8[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+                case UInt8(ascii: "\n"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case UInt8(ascii: "\r"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case UInt8(ascii: "\t"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case 0..<0x20, 0x7F:
+                    appendUnicodeEscape(UInt16(byte))
+                case 0xC2 where index < utf8.count && (0x80...0x9F).contains(utf8[index]):
+                    appendUnicodeEscape(UInt16(utf8[index]))
+                    index += 1
+                case 0xE2 where index + 1 < utf8.count:
+                    let scalar = 0x2000 | UInt16(utf8[index] & 0x3F) << 6 | UInt16(utf8[index + 1] & 0x3F)
+                    if (0x80...0x81).contains(utf8[index]),
+                       (0x2028...0x202E).contains(scalar) || (0x2066...0x2069).contains(scalar) {
+                        appendUnicodeEscape(scalar)
+                        index += 2
+                    } else {
+                        bytes.append(byte)
+                    }
+                default:
+                    bytes.append(byte)
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendUnicodeEscape(_ value: UInt16) {
+        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u")])
+        for shift in stride(from: 12, through: 0, by: -4) {
+            bytes.append(hexDigitsLower[Int(value >> UInt16(shift) & 0xF)])
+        }
     }
 }
 

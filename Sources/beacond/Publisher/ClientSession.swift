@@ -63,7 +63,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        logger.debug("client \(id): \(error)")
+        logger.limited(.debug, "client.error", "client \(id): \(TerminalText.logged("\(error)"))")
         context.close(promise: nil)
     }
 
@@ -166,7 +166,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         closing = true
         counters.errors += 1
         counters.disconnectedAbuse += 1
-        logger.notice("client \(id): \(errorCount) errors, closing the connection")
+        logger.limited(.notice, "client.abuse", "client \(id): \(errorCount) errors, closing the connection")
         leaveHub()
         _ = closeAfterWriting(ProtocolMessages.error("too many errors (\(errorCount)): closing the connection"),
                               context: context)

@@ -245,7 +245,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         guard !closing else { return }
         closing = true
         counters.disconnectedSlow += 1
-        logger.notice("disconnecting slow client: \(reason)")
+        logger.limited(.notice, "client.slow", "disconnecting slow client: \(reason)")
         discardQueue()
         context.close(promise: nil)
     }

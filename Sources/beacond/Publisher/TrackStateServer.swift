@@ -211,7 +211,7 @@ final class TrackStateServer: @unchecked Sendable {
             guard let victim = roster.fairShareVictim(for: uid) else {
                 counters.rejectedClients += 1
                 if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
-                    logger.warning("""
+                    logger.limited(.warning, "client.refused", """
                         refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)
                         """)
                 }

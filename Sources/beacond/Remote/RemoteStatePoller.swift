@@ -212,7 +212,7 @@ final class RemoteStatePoller: Service, Sendable {
         }
         if let previous {
             let seconds = since.map { Double(wall - $0) / 1_000_000 } ?? 0
-            logger.info("remote state fetch recovered", metadata: [
+            logger.limited(.info, "remote.fetch", "remote state fetch recovered", metadata: [
                 "url": "\(url)", "failed_polls": "\(failures)", "last_error_kind": "\(previous.rawValue)",
                 "failing_for_s": "\(Int(seconds.rounded()))",
             ])
@@ -237,19 +237,21 @@ final class RemoteStatePoller: Service, Sendable {
             if previous == nil { state.failingSinceWallMicros = wall }
             return (previous, state.counters.consecutiveFailures)
         }
-        let reason = TerminalText.escaped(failure.reason)
+        let reason = TerminalText.logged(failure.reason)
         var metadata: Logger.Metadata = ["url": "\(url)", "kind": "\(failure.kind.rawValue)"]
         switch previous {
         case nil:
             let backoff = "backing off up to \(RemoteFailure.seconds(backoffCap)) s"
-            logger.warning("remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
+            logger.limited(.warning, "remote.fetch",
+                           "remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
                            metadata: metadata)
         case let previous? where previous != failure.kind:
             metadata["previous_kind"] = "\(previous.rawValue)"
-            logger.warning("remote state fetch still failing, now: \(reason)", metadata: metadata)
+            logger.limited(.warning, "remote.fetch",
+                "remote state fetch still failing, now: \(reason)", metadata: metadata)
         default:
             metadata["consecutive_failures"] = "\(failures)"
-            logger.debug("remote state fetch failed: \(reason)", metadata: metadata)
+            logger.limited(.debug, "remote.fetch", "remote state fetch failed: \(reason)", metadata: metadata)
         }
         return failures
     }

@@ -108,7 +108,9 @@ final class RemoteStateStore: Sendable {
                 defer { failing = false }
                 return failing
             }
-            if recovered { logger.info("remote state saved again", metadata: ["path": "\(path)"]) }
+            if recovered {
+                logger.limited(.info, "state.save", "remote state saved again", metadata: ["path": "\(path)"])
+            }
             return true
         } catch {
             let first = writeState.withLock { failing in
@@ -116,7 +118,8 @@ final class RemoteStateStore: Sendable {
                 return !failing
             }
             if first {
-                logger.warning("cannot save the remote state: \(error)", metadata: ["path": "\(path)"])
+                logger.limited(.warning, "state.save",
+                    "cannot save the remote state: \(TerminalText.logged("\(error)"))", metadata: ["path": "\(path)"])
             }
             return false
         }

@@ -75,9 +75,15 @@ final class LogLevelControl: Sendable {
 
 /// A swift-log handler writing one line per message to stderr (or an injected sink).
 ///
-/// Control characters in the message, metadata and label are escaped (`\u{1b}`), so nothing from the
-/// network can start a new line or drive a terminal. Metadata is sorted by key.
+/// Everything `TerminalText` escapes (controls, bidi controls, line separators) is escaped in the
+/// message, metadata and label (`\u{1b}`), so nothing from outside can start a new line, drive a
+/// terminal or reorder what a line shows. A metadata value is cut at `TerminalText.logLimit` (512)
+/// bytes and the message at `messageLimit` bytes, with `…`. Metadata is sorted by key.
 struct StderrLogHandler: LogHandler {
+    /// A backstop: sites cut each piece of outside text at 512 bytes, so only a line made of
+    /// several long pieces gets here.
+    static let messageLimit = 2048
+
     let label: String
     let format: LogFormat
     let sink: LogSink
@@ -129,7 +135,8 @@ struct StderrLogHandler: LogHandler {
         case .plain:
             text = TimeFormat.iso8601(micros: clock()) + " " + level.rawValue + " "
         }
-        text += TerminalText.escaped(label) + ": " + TerminalText.escaped(message)
+        text += TerminalText.escaped(label, limit: TerminalText.logLimit) + ": "
+            + TerminalText.escaped(message, limit: Self.messageLimit)
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             text += " " + Self.token(key) + "=" + Self.token(Self.render(value))
         }
@@ -154,25 +161,28 @@ struct StderrLogHandler: LogHandler {
         case .stringConvertible(let value): value.description
         case .array(let values): "[" + values.map(render).joined(separator: ",") + "]"
         case .dictionary(let values):
-            "{" + values.keys.sorted().map { $0 + ":" + render(values[$0]!) }.joined(separator: ",") + "}"
+            "{" + values.sorted { $0.key < $1.key }.map { $0.key + ":" + render($0.value) }.joined(separator: ",") + "}"
         }
     }
 
     /// A metadata key or value: bare when it is a simple token, else quoted with `\"` and `\\`;
-    /// control characters are always escaped.
+    /// what `TerminalText` escapes is always escaped. Cut at `TerminalText.logLimit` bytes with `…`.
     static func token(_ text: String) -> String {
-        let bare = !text.isEmpty && text.unicodeScalars.allSatisfy {
-            $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) && $0 != "\"" && $0 != "\\"
-                && $0 != "="
+        let bare = !text.isEmpty && text.utf8.count <= TerminalText.logLimit && text.unicodeScalars.allSatisfy {
+            $0.value > 0x20 && !TerminalText.needsEscape($0) && $0 != "\"" && $0 != "\\" && $0 != "="
         }
         if bare { return text }
         var result = "\""
+        var bytes = 0
         for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            default: result += TerminalText.escaped(String(scalar))
+            let piece = switch scalar {
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            default: TerminalText.escaped(String(scalar))
             }
+            bytes += piece.utf8.count
+            if bytes > TerminalText.logLimit { return result + TerminalText.ellipsis + "\"" }
+            result += piece
         }
         return result + "\""
     }

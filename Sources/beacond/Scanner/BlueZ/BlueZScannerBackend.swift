@@ -443,7 +443,8 @@ private final class BlueZScanLoop {
         guard scanning, configuration.silenceRestart > 0, let connection, let adapterPath,
               now - lastActivity > configuration.silenceRestart else { return }
         lastActivity = now
-        logger.info("no BlueZ device updates for \(configuration.silenceRestart / 1_000_000) s: restarting discovery on \(adapter)")
+        logger.limited(.info, "scanner.restart",
+            "no BlueZ device updates for \(configuration.silenceRestart / 1_000_000) s: restarting discovery on \(adapter)")
         stopDiscovery(connection, adapterPath: adapterPath, timeout: configuration.callTimeout)
         do {
             try startDiscovery(connection, adapterPath: adapterPath)
@@ -585,7 +586,8 @@ private final class BlueZScanLoop {
             counters.malformedSignals.add(1, ordering: .relaxed)
             let member = dbus_message_get_member(message).map { String(cString: $0) } ?? "?"
             let path = dbus_message_get_path(message).map { String(cString: $0) } ?? "?"
-            logger.debug("skipping a malformed \(member) signal from \(path): \(error)")
+            logger.limited(.debug, "bluez.malformed",
+                "skipping a malformed \(TerminalText.logged(member)) signal from \(TerminalText.logged(path)): \(TerminalText.logged("\(error)"))")
         }
         return true
     }
@@ -647,7 +649,7 @@ private final class BlueZScanLoop {
             while !interfaces.isAtEnd {
                 var entry = try interfaces.enter(.dictEntry, expected: "{sa{sv}}")
                 if try entry.string() == Self.adapterInterface {
-                    logger.info("adapter \(adapter) appeared in BlueZ")
+                    logger.limited(.info, "bluez.adapter", "adapter \(adapter) appeared in BlueZ")
                     retryAt = now
                 }
             }
@@ -730,7 +732,8 @@ private final class BlueZScanLoop {
         if newOwner.isEmpty {
             adapterGone(.bluetoothdLeft)
         } else {
-            logger.info("bluetoothd is on the system bus (\(newOwner)): looking for \(adapter)")
+            logger.limited(.info, "bluez.owner",
+                "bluetoothd is on the system bus (\(TerminalText.logged(newOwner))): looking for \(adapter)")
             retryAt = now
         }
     }
@@ -745,14 +748,15 @@ private final class BlueZScanLoop {
     private func monitorEvent(_ event: BlueZAdvertisementMonitor.Event) {
         switch event {
         case .activated:
-            logger.info("BlueZ activated the advertisement monitor on \(adapter)")
+            logger.limited(.info, "bluez.monitor", "BlueZ activated the advertisement monitor on \(adapter)")
         case .released:
             monitorRegistered = false
-            logger.notice("BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
+            logger.limited(.notice, "bluez.monitor",
+                "BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
         case .deviceFound(let path):
-            logger.debug("advertisement monitor: found \(path)")
+            logger.limited(.debug, "bluez.monitor", "advertisement monitor: found \(TerminalText.logged(path))")
         case .deviceLost(let path):
-            logger.debug("advertisement monitor: lost \(path)")
+            logger.limited(.debug, "bluez.monitor", "advertisement monitor: lost \(TerminalText.logged(path))")
         }
     }
 

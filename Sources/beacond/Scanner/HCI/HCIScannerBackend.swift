@@ -232,7 +232,8 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
                 recorder?.flushIfDue()
                 if silence > 0, MonotonicClock.bootMicros() - channel.lastReportBoot >= silence {
                     let restarts = counters.restarts.add(1, ordering: .relaxed).newValue
-                    logger.warning("no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; restarting the scan (restart \(restarts))")
+                    logger.limited(.warning, "scanner.restart",
+                        "no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; restarting the scan (restart \(restarts))")
                     mode = try HCIScanSetup.start(on: channel, configuration: configuration).mode
                 }
             } catch .shuttingDown {
@@ -251,10 +252,10 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
         let detail = "\(message); retrying in \(DecimalText.format(micros: delay)) s"
         sink.scannerStateChanged(.down, detail: detail)
         if message != lastWarning {
-            logger.warning("scanner down: \(detail)")
+            logger.limited(.warning, "scanner.down", "scanner down: \(TerminalText.logged(detail))")
             lastWarning = message
         } else {
-            logger.debug("scanner still down: \(detail)")
+            logger.limited(.debug, "scanner.down", "scanner still down: \(TerminalText.logged(detail))")
         }
         let woken = sleep(micros: delay)
         delay = min(delay * 2, configuration.retryMax)
