@@ -107,7 +107,7 @@ import Testing
     @Test func numberLikeJunkNeverTrapsAndNeverLeavesTheRange() {
         var generator = SplitMix64(seed: 9)
         let alphabet = Array("0123456789012345678901234567890.-+xXeEnaif, ")
-        for _ in 0..<3000 {
+        for _ in 0..<500 {
             let length = Int(generator.next() % 28)
             let text = String((0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
             for key in Self.numericKeys {

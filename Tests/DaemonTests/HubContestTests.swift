@@ -104,3 +104,29 @@ import Testing
         #expect(limiter.suppressed >= 10)
     }
 }
+
+/// One status line answers every client for up to 100 ms while no state is published.
+@Suite struct SharedStatusLineTests {
+    @Test func aStatusLineIsSharedUntilAStateIsPublished() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let clock = ManualClock(1_000_000_000)
+        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+                                logger: Logger(label: "test"))
+        try loop.submit {
+            hub.start(checkClockEvery: nil)
+            defer { hub.stop() }
+            let first = hub.sharedStatusLine()
+            let second = hub.sharedStatusLine()
+            #expect(first == second)
+            #expect(hub.counters.statusReused == 1)
+            hub.ingest(.circuit(zone: 4, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 9),
+                       rssi: -60, txPower: nil)
+            let afterPublication = RecordingSubscriber.object(hub.sharedStatusLine())
+            #expect((afterPublication["state"] as? [String: Any])?["mode"] as? String == "red_flag")
+            #expect((afterPublication["overrides"] as? [Any])?.count == 1)
+            #expect(hub.counters.statusReused == 1)
+        }.wait()
+    }
+}

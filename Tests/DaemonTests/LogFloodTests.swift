@@ -79,8 +79,8 @@ final class StepClock: Sendable {
         let total = 46_000
         for index in 0..<total {
             if index % 46 == 0 { clock.advance(10_000) }
-            logger.limited(.notice, "client.abuse", "client \(index): 16 errors, closing the connection",
-                           limiter: limiter)
+            logger.limited(limiter: limiter, .notice, "client.abuse",
+                           "client \(index): 16 errors, closing the connection")
         }
         limiter.logSummaries(to: logger)
         let lines = captured.lines
@@ -101,7 +101,7 @@ final class StepClock: Sendable {
         let logger = Logger(label: "beacond") { label in
             StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
         }
-        for _ in 0..<5 { logger.limited(.debug, "client.error", "hidden", limiter: limiter) }
+        for _ in 0..<5 { logger.limited(limiter: limiter, .debug, "client.error", "hidden") }
         #expect(captured.lines.isEmpty)
         #expect(limiter.takeSummaries().isEmpty)
     }

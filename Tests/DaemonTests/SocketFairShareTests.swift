@@ -56,8 +56,9 @@ import Glibc
         let sessions = [1, 1, 2, 1, 2, 3].enumerated().map { index, uid in
             ClientSession(id: index + 1, uid: UInt32(uid), hub: harness.hub,
                           outbound: OutboundQueueHandler(limits: ClientLimits(), counters: ServerCounters(),
-                                                         logger: SocketHarness.quietLogger),
-                          limits: ClientLimits(), counters: ServerCounters(), logger: SocketHarness.quietLogger)
+                                                         logger: SocketHarness.quietLogger, logLimiter: LogRateLimiter()),
+                          limits: ClientLimits(), counters: ServerCounters(), logger: SocketHarness.quietLogger,
+                          logLimiter: LogRateLimiter())
         }
         var roster = ClientRoster()
         for session in sessions { roster.add(session) }

@@ -64,7 +64,7 @@ import Testing
         var generator = SplitMix64(seed: 0x6265_6163_6F6E_64)
         let alphabet = Array(#"{}[]":,.-+0123456789eEtruefalsnul\ cmdstatusping"#.utf8) + [0x00, 0x0A, 0xFF, 0xC3, 0xA9]
         var answered = 0
-        for _ in 0..<20_000 {
+        for _ in 0..<5_000 {
             let length = Int.random(in: 0...200, using: &generator)
             let bytes = (0..<length).map { _ in
                 Bool.random(using: &generator) ? alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
@@ -80,6 +80,6 @@ import Testing
                 #expect(bytes.allSatisfy { [0x20, 0x09, 0x0A, 0x0D].contains($0) })
             }
         }
-        #expect(answered > 19_000)
+        #expect(answered > 4_750)
     }
 }

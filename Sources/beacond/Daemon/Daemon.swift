@@ -75,7 +75,7 @@ final class Daemon {
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
         server = TrackStateServer(hub: hub, path: configuration.socket.path,
                                   maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
-                                  logger: logger)
+                                  logger: logger, logLimiter: .shared)
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         if let replayClock, let capture = scanner.replay {
@@ -85,16 +85,17 @@ final class Daemon {
         } else {
             let sink = HubAdvertisementSink(hub: hub, decoder: decoder)
             backend = try LiveScanner.make(scanner, record: configuration.record, sink: sink,
-                                           retriesMissingAdapter: true, logger: logger)
+                                           retriesMissingAdapter: true, logger: logger, logLimiter: .shared)
             scanSink = sink
         }
 
         if let url = configuration.remote.url {
-            let store = RemoteStateStore(stateDirectory: configuration.stateDir, logger: logger)
+            let store = RemoteStateStore(stateDirectory: configuration.stateDir, logger: logger, logLimiter: .shared)
             do {
                 poller = try RemoteStatePoller(
                     configuration: Self.pollerConfiguration(url: url, configuration.remote),
-                    sink: HubRemoteSink(hub: hub, store: store), logger: logger, eventLoopGroup: group)
+                    sink: HubRemoteSink(hub: hub, store: store), logger: logger, eventLoopGroup: group,
+                    logLimiter: .shared)
             } catch {
                 throw DaemonStartError(description: "remote: \(error)")
             }
@@ -131,7 +132,7 @@ final class Daemon {
         let logger = logger
         let stopper = Task {
             for await signal in stopSignals {
-                logger.limited(.info, "signal", "\(signal): shutting down")
+                logger.limited(limiter: .shared, .info, "signal", "\(signal): shutting down")
                 await serviceGroup.triggerGracefulShutdown()
             }
         }

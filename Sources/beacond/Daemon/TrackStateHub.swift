@@ -54,6 +54,7 @@ final class TrackStateHub: @unchecked Sendable {
     private var beaconSubscribers = 0
     private var beaconThrottle = BeaconThrottle()
     private var spoofWarnings = SpoofWarningLimiter()
+    private var statusCache: (builtAt: Int64, seq: Int, line: ByteBuffer)?
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
     private var suspendCheck: RepeatedTask?
@@ -73,6 +74,8 @@ final class TrackStateHub: @unchecked Sendable {
         var rejectedFrames = 0
         var published = 0
         var beaconUpdates = 0
+        /// Status requests answered with a line built for an earlier request.
+        var statusReused = 0
     }
 
     /// The fields whose change makes a new state message (and a new `seq`).
@@ -250,6 +253,25 @@ final class TrackStateHub: @unchecked Sendable {
     /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
     /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime,
     /// then whatever `statusProviders` add.
+    /// How long one status line answers every client that asks, while no state is published:
+    /// building one for a full table costs milliseconds, and a thousand clients each asking ten
+    /// times a second must not turn that into seconds of the loop's time.
+    static let statusReuseInterval: Int64 = 100_000
+
+    /// The status line for a client's request: the one built for an earlier request, if it is
+    /// under `statusReuseInterval` old and no state was published since; else a new one.
+    func sharedStatusLine() -> ByteBuffer {
+        let now = MonotonicClock.micros()
+        if let cached = statusCache, cached.seq == seq, now >= cached.builtAt,
+           now - cached.builtAt < Self.statusReuseInterval {
+            counters.statusReused += 1
+            return cached.line
+        }
+        let line = ByteBuffer(bytes: statusLine())
+        statusCache = (now, seq, line)
+        return line
+    }
+
     func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
         let listLimit = max(0, listLimit)
         let now = clock.now()
@@ -312,6 +334,7 @@ final class TrackStateHub: @unchecked Sendable {
             writer.key("remote_failures"); writer.int(fusion.remoteFailures)
             writer.key("published"); writer.int(counters.published)
             writer.key("beacon_updates"); writer.int(counters.beaconUpdates)
+            writer.key("status_reused"); writer.int(counters.statusReused)
             writer.key("subscribers"); writer.int(subscribers.count)
             writer.endObject()
             for provider in statusProviders { provider(&writer) }

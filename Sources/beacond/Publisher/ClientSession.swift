@@ -23,12 +23,14 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     private(set) var wantsBeacons = false
     private var subscribed = false
     private var errorCount = 0
+    private let logLimiter: LogRateLimiter
     /// Closing after too many errors, or saying goodbye: requests are ignored.
     private var closing = false
 
     init(id: Int, uid: UInt32, hub: TrackStateHub, outbound: OutboundQueueHandler, limits: ClientLimits,
-         counters: ServerCounters, logger: Logger) {
+         counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter) {
         self.id = id
+        self.logLimiter = logLimiter
         self.uid = uid
         lastActivity = NIODeadline.now().uptimeNanoseconds
         self.hub = hub
@@ -63,7 +65,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        logger.limited(.debug, "client.error", "client \(id): \(TerminalText.logged("\(error)"))")
+        logger.limited(limiter: logLimiter, .debug, "client.error", "client \(id): \(TerminalText.logged("\(error)"))")
         context.close(promise: nil)
     }
 
@@ -136,15 +138,15 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
             answerError("too many status requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
             return
         }
-        let line = hub.statusLine()
+        let line = hub.sharedStatusLine()
         let held = outbound.heldBytes
-        guard held + line.count <= limits.maxQueuedBytes else {
+        guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1
-            answerError("status reply refused: \(line.count) bytes would not fit with \(held) bytes still waiting "
-                            + "for this client (at most \(limits.maxQueuedBytes)); read first", context: context)
+            answerError("status reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
+                            + "waiting for this client (at most \(limits.maxQueuedBytes)); read first", context: context)
             return
         }
-        send(.reply(ByteBuffer(bytes: line)), context: context)
+        send(.reply(line), context: context)
     }
 
     private func leaveHub() {
@@ -166,7 +168,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         closing = true
         counters.errors += 1
         counters.disconnectedAbuse += 1
-        logger.limited(.notice, "client.abuse", "client \(id): \(errorCount) errors, closing the connection")
+        logger.limited(limiter: logLimiter, .notice, "client.abuse", "client \(id): \(errorCount) errors, closing the connection")
         leaveHub()
         _ = closeAfterWriting(ProtocolMessages.error("too many errors (\(errorCount)): closing the connection"),
                               context: context)

@@ -57,8 +57,10 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     private var consecutiveDrops = 0
     private var slowTimer: Scheduled<Void>?
     private var closing = false
+    private let logLimiter: LogRateLimiter
 
-    init(limits: ClientLimits, counters: ServerCounters, logger: Logger) {
+    init(limits: ClientLimits, counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter) {
+        self.logLimiter = logLimiter
         self.limits = limits
         self.counters = counters
         self.logger = logger
@@ -245,7 +247,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         guard !closing else { return }
         closing = true
         counters.disconnectedSlow += 1
-        logger.limited(.notice, "client.slow", "disconnecting slow client: \(reason)")
+        logger.limited(limiter: logLimiter, .notice, "client.slow", "disconnecting slow client: \(reason)")
         discardQueue()
         context.close(promise: nil)
     }

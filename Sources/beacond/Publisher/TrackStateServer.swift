@@ -76,11 +76,14 @@ final class TrackStateServer: @unchecked Sendable {
     private var boundFile: UnixSocketPath.FileIdentity?
     /// The server's counters (read on the hub's event loop).
     let counters = ServerCounters()
+    private let logLimiter: LogRateLimiter
 
     init(hub: TrackStateHub, path: String = TrackStateServer.defaultPath,
          maxClients: Int = TrackStateServer.defaultMaxClients, inheritedDescriptor: CInt? = nil,
-         limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket")) {
+         limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket"),
+         logLimiter: LogRateLimiter = LogRateLimiter()) {
         self.hub = hub
+        self.logLimiter = logLimiter
         self.path = path
         self.maxClients = max(0, maxClients)
         self.inheritedDescriptor = inheritedDescriptor
@@ -211,7 +214,7 @@ final class TrackStateServer: @unchecked Sendable {
             guard let victim = roster.fairShareVictim(for: uid) else {
                 counters.rejectedClients += 1
                 if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
-                    logger.limited(.warning, "client.refused", """
+                    logger.limited(limiter: logLimiter, .warning, "client.refused", """
                         refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)
                         """)
                 }
@@ -225,9 +228,10 @@ final class TrackStateServer: @unchecked Sendable {
         let id = nextClientID
         var clientLogger = logger
         clientLogger[metadataKey: "client"] = "\(id)"
-        let outbound = OutboundQueueHandler(limits: limits, counters: counters, logger: clientLogger)
+        let outbound = OutboundQueueHandler(limits: limits, counters: counters, logger: clientLogger,
+                                            logLimiter: logLimiter)
         let session = ClientSession(id: id, uid: uid, hub: hub, outbound: outbound, limits: limits, counters: counters,
-                                    logger: clientLogger)
+                                    logger: clientLogger, logLimiter: logLimiter)
         roster.add(session)
         counters.accepted += 1
         counters.clients = roster.count

@@ -73,32 +73,15 @@ enum RemoteFetcher {
 
     /// Reads a regular file, at most `cap` bytes (a FIFO or a device such as `/dev/zero` is refused).
     static func readFile(_ path: String, cap: Int = RemotePollerConfiguration.maxBodyBytes) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw fileFailure(path, errno) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw fileFailure(path, errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
+        do {
+            return try readRegularFile(path, maxBytes: cap)
+        } catch .open(let code), .stat(let code), .read(let code) {
+            throw fileFailure(path, code)
+        } catch .notRegular {
             throw RemoteFailure(kind: .file, reason: "\(path) is not a regular file")
+        } catch .tooLarge {
+            throw RemoteFailure.tooLarge()
         }
-        guard info.st_size <= cap else { throw RemoteFailure.tooLarge() }
-        var buffer = [UInt8](repeating: 0, count: cap + 1)
-        var filled = 0
-        while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return read(fd, base + filled, raw.count - filled)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw fileFailure(path, errno)
-            }
-            if count == 0 { break }
-            filled += count
-        }
-        // The file grew between fstat and read.
-        guard filled <= cap else { throw RemoteFailure.tooLarge() }
-        return Array(buffer[..<filled])
     }
 
     private static func fileFailure(_ path: String, _ code: Int32) -> RemoteFailure {

@@ -83,6 +83,7 @@ final class RemoteStatePoller: Service, Sendable {
     private let random: @Sendable () -> Double
     private let wallClock: @Sendable () -> Int64
     private let wakeup = PollWakeup()
+    private let logLimiter: LogRateLimiter
 
     /// - Parameters:
     ///   - random: the jitter source, in [0, 1).
@@ -92,9 +93,11 @@ final class RemoteStatePoller: Service, Sendable {
         configuration: RemotePollerConfiguration, sink: any RemoteStateSink, logger: Logger,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        wallClock: @escaping @Sendable () -> Int64 = { MonotonicClock.wallMicros() }
+        wallClock: @escaping @Sendable () -> Int64 = { MonotonicClock.wallMicros() },
+        logLimiter: LogRateLimiter = LogRateLimiter()
     ) throws {
         shared = Mutex(Shared(remote: try configuration.prepare()))
+        self.logLimiter = logLimiter
         self.sink = sink
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
@@ -212,7 +215,7 @@ final class RemoteStatePoller: Service, Sendable {
         }
         if let previous {
             let seconds = since.map { Double(wall - $0) / 1_000_000 } ?? 0
-            logger.limited(.info, "remote.fetch", "remote state fetch recovered", metadata: [
+            logger.limited(limiter: logLimiter, .info, "remote.fetch", "remote state fetch recovered", metadata: [
                 "url": "\(url)", "failed_polls": "\(failures)", "last_error_kind": "\(previous.rawValue)",
                 "failing_for_s": "\(Int(seconds.rounded()))",
             ])
@@ -242,16 +245,16 @@ final class RemoteStatePoller: Service, Sendable {
         switch previous {
         case nil:
             let backoff = "backing off up to \(RemoteFailure.seconds(backoffCap)) s"
-            logger.limited(.warning, "remote.fetch",
+            logger.limited(limiter: logLimiter, .warning, "remote.fetch",
                            "remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
                            metadata: metadata)
         case let previous? where previous != failure.kind:
             metadata["previous_kind"] = "\(previous.rawValue)"
-            logger.limited(.warning, "remote.fetch",
+            logger.limited(limiter: logLimiter, .warning, "remote.fetch",
                 "remote state fetch still failing, now: \(reason)", metadata: metadata)
         default:
             metadata["consecutive_failures"] = "\(failures)"
-            logger.limited(.debug, "remote.fetch", "remote state fetch failed: \(reason)", metadata: metadata)
+            logger.limited(limiter: logLimiter, .debug, "remote.fetch", "remote state fetch failed: \(reason)", metadata: metadata)
         }
         return failures
     }

@@ -73,13 +73,15 @@ final class RemoteStateStore: Sendable {
     let directory: String
     let path: String
     private let logger: Logger
+    private let logLimiter: LogRateLimiter
     /// Serializes writes; remembers whether the last one failed, to log failures once.
     private let writeState = Mutex(false)
 
-    init(stateDirectory: String, logger: Logger) {
+    init(stateDirectory: String, logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter()) {
         directory = stateDirectory
         path = (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + Self.fileName
         self.logger = logger
+        self.logLimiter = logLimiter
     }
 
     // MARK: Saving
@@ -109,7 +111,7 @@ final class RemoteStateStore: Sendable {
                 return failing
             }
             if recovered {
-                logger.limited(.info, "state.save", "remote state saved again", metadata: ["path": "\(path)"])
+                logger.limited(limiter: logLimiter, .info, "state.save", "remote state saved again", metadata: ["path": "\(path)"])
             }
             return true
         } catch {
@@ -118,7 +120,7 @@ final class RemoteStateStore: Sendable {
                 return !failing
             }
             if first {
-                logger.limited(.warning, "state.save",
+                logger.limited(limiter: logLimiter, .warning, "state.save",
                     "cannot save the remote state: \(TerminalText.logged("\(error)"))", metadata: ["path": "\(path)"])
             }
             return false
@@ -247,35 +249,23 @@ final class RemoteStateStore: Sendable {
 
     /// The file's bytes, at most `maxFileBytes`; nil when there is no file (or no directory yet).
     private static func readCapped(_ path: String, directory: String) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            let code = errno
+        do {
+            return try readRegularFile(path, maxBytes: maxFileBytes)
+        } catch .open(let code) {
             if code == ENOENT { return nil }
             if let problem = RemoteStateDirectory.problem(directory), code == ENOTDIR || code == EACCES {
                 throw problem
             }
             throw FormatError(reason: "cannot open \(path): \(errnoText(code))")
+        } catch .stat(let code) {
+            throw FormatError(reason: "cannot stat \(path): \(errnoText(code))")
+        } catch .notRegular {
+            throw FormatError(reason: "\(path) is not a regular file")
+        } catch .tooLarge {
+            throw FormatError(reason: "file over \(maxFileBytes) bytes")
+        } catch .read(let code) {
+            throw FormatError(reason: "cannot read \(path): \(errnoText(code))")
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FormatError(reason: "cannot stat \(path): \(errnoText(errno))") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw FormatError(reason: "\(path) is not a regular file") }
-        var buffer = [UInt8](repeating: 0, count: maxFileBytes + 1)
-        var filled = 0
-        while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return read(fd, base + filled, raw.count - filled)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FormatError(reason: "cannot read \(path): \(errnoText(errno))")
-            }
-            if count == 0 { break }
-            filled += count
-        }
-        guard filled <= maxFileBytes else { throw FormatError(reason: "file over \(maxFileBytes) bytes") }
-        return Array(buffer[..<filled])
     }
 
     private static func makeDirectory(_ directory: String) throws {

@@ -21,7 +21,7 @@ extension BlueZScannerBackend: ScannerStatusWriting {
 enum LiveScanner {
     static func make(
         _ scanner: DaemonConfiguration.Scanner, record: DaemonConfiguration.Record, sink: any AdvertisementSink,
-        retriesMissingAdapter: Bool, logger: Logger
+        retriesMissingAdapter: Bool, logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter()
     ) throws -> any Service {
         switch scanner.backend {
         case .hci:
@@ -34,7 +34,7 @@ enum LiveScanner {
                                         logger: logger)
                 }
                 return try HCIScannerBackend(configuration: configuration, sink: sink, recorder: recorder,
-                                             logger: logger)
+                                             logger: logger, logLimiter: logLimiter)
             } catch {
                 throw DaemonStartError(description: "\(error)")
             }
@@ -44,7 +44,7 @@ enum LiveScanner {
             }
             return BlueZScannerBackend(
                 configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),
-                sink: sink, logger: logger)
+                sink: sink, logger: logger, logLimiter: logLimiter)
         case .replay:
             throw DaemonStartError(description: "the replay backend is not a live scanner")
         }

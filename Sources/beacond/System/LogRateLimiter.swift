@@ -37,7 +37,8 @@ final class LogRateLimiter: Sendable {
         var level = Logger.Level.trace
     }
 
-    /// The limiter the daemon's log sites share.
+    /// The limiter the daemon hands its components; its summary service reports it. Components
+    /// made elsewhere (tests, tools) get a limiter of their own, so none drains another's budget.
     static let shared = LogRateLimiter()
     static let overflowKind = "other"
 
@@ -122,8 +123,8 @@ extension Logger {
     /// through after some were suppressed is preceded by "suppressed N <kind> messages". Below the
     /// logger's level nothing is counted.
     func limited(
-        _ level: Logger.Level, _ kind: String, _ message: @autoclosure () -> Logger.Message,
-        metadata: @autoclosure () -> Logger.Metadata? = nil, limiter: LogRateLimiter = .shared,
+        limiter: LogRateLimiter, _ level: Logger.Level, _ kind: String, _ message: @autoclosure () -> Logger.Message,
+        metadata: @autoclosure () -> Logger.Metadata? = nil,
         file: String = #fileID, function: String = #function, line: UInt = #line
     ) {
         guard level >= logLevel else { return }

@@ -81,12 +81,15 @@ final class BlueZScannerBackend: Service, Sendable {
     let counters = BlueZScannerCounters()
     private let sink: any AdvertisementSink
     private let logger: Logger
+    fileprivate let logLimiter: LogRateLimiter
     private let stopping = Atomic<Bool>(false)
 
-    init(configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger) {
+    init(configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger,
+         logLimiter: LogRateLimiter = LogRateLimiter()) {
         self.configuration = configuration
         self.sink = sink
         self.logger = logger
+        self.logLimiter = logLimiter
     }
 
     func run() async throws {
@@ -191,6 +194,7 @@ private final class BlueZScanLoop {
     private let configuration: BlueZScannerConfiguration
     private let sink: any AdvertisementSink
     private let logger: Logger
+    private let logLimiter: LogRateLimiter
     private let counters: BlueZScannerCounters
     private let monitor: BlueZAdvertisementMonitor
     /// "/hci0", NUL-terminated: the suffix that names our adapter's object path.
@@ -227,6 +231,7 @@ private final class BlueZScanLoop {
         configuration = backend.configuration
         sink = backend.scanSink
         logger = backend.log
+        logLimiter = backend.logLimiter
         counters = backend.counters
         monitor = BlueZAdvertisementMonitor(root: configuration.monitorRoot, companyID: configuration.companyID)
         adapterSuffix = Array(("/" + configuration.adapter).utf8CString)
@@ -443,7 +448,7 @@ private final class BlueZScanLoop {
         guard scanning, configuration.silenceRestart > 0, let connection, let adapterPath,
               now - lastActivity > configuration.silenceRestart else { return }
         lastActivity = now
-        logger.limited(.info, "scanner.restart",
+        logger.limited(limiter: logLimiter, .info, "scanner.restart",
             "no BlueZ device updates for \(configuration.silenceRestart / 1_000_000) s: restarting discovery on \(adapter)")
         stopDiscovery(connection, adapterPath: adapterPath, timeout: configuration.callTimeout)
         do {
@@ -586,7 +591,7 @@ private final class BlueZScanLoop {
             counters.malformedSignals.add(1, ordering: .relaxed)
             let member = dbus_message_get_member(message).map { String(cString: $0) } ?? "?"
             let path = dbus_message_get_path(message).map { String(cString: $0) } ?? "?"
-            logger.limited(.debug, "bluez.malformed",
+            logger.limited(limiter: logLimiter, .debug, "bluez.malformed",
                 "skipping a malformed \(TerminalText.logged(member)) signal from \(TerminalText.logged(path)): \(TerminalText.logged("\(error)"))")
         }
         return true
@@ -649,7 +654,7 @@ private final class BlueZScanLoop {
             while !interfaces.isAtEnd {
                 var entry = try interfaces.enter(.dictEntry, expected: "{sa{sv}}")
                 if try entry.string() == Self.adapterInterface {
-                    logger.limited(.info, "bluez.adapter", "adapter \(adapter) appeared in BlueZ")
+                    logger.limited(limiter: logLimiter, .info, "bluez.adapter", "adapter \(adapter) appeared in BlueZ")
                     retryAt = now
                 }
             }
@@ -732,7 +737,7 @@ private final class BlueZScanLoop {
         if newOwner.isEmpty {
             adapterGone(.bluetoothdLeft)
         } else {
-            logger.limited(.info, "bluez.owner",
+            logger.limited(limiter: logLimiter, .info, "bluez.owner",
                 "bluetoothd is on the system bus (\(TerminalText.logged(newOwner))): looking for \(adapter)")
             retryAt = now
         }
@@ -748,15 +753,15 @@ private final class BlueZScanLoop {
     private func monitorEvent(_ event: BlueZAdvertisementMonitor.Event) {
         switch event {
         case .activated:
-            logger.limited(.info, "bluez.monitor", "BlueZ activated the advertisement monitor on \(adapter)")
+            logger.limited(limiter: logLimiter, .info, "bluez.monitor", "BlueZ activated the advertisement monitor on \(adapter)")
         case .released:
             monitorRegistered = false
-            logger.limited(.notice, "bluez.monitor",
+            logger.limited(limiter: logLimiter, .notice, "bluez.monitor",
                 "BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
         case .deviceFound(let path):
-            logger.limited(.debug, "bluez.monitor", "advertisement monitor: found \(TerminalText.logged(path))")
+            logger.limited(limiter: logLimiter, .debug, "bluez.monitor", "advertisement monitor: found \(TerminalText.logged(path))")
         case .deviceLost(let path):
-            logger.limited(.debug, "bluez.monitor", "advertisement monitor: lost \(TerminalText.logged(path))")
+            logger.limited(limiter: logLimiter, .debug, "bluez.monitor", "advertisement monitor: lost \(TerminalText.logged(path))")
         }
     }
 

@@ -27,6 +27,7 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
     let recorder: BTSnoopRecorder?
     private let sink: any AdvertisementSink
     private let logger: Logger
+    private let logLimiter: LogRateLimiter
     private let opener: Opener
     private let wake: HCIWakeSignal
     private let shared = Mutex(Shared())
@@ -39,7 +40,10 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
 
     /// - Parameter opener: opens the transport; by default the adapter's raw HCI socket.
     init(configuration: HCIScannerConfiguration, sink: any AdvertisementSink, recorder: BTSnoopRecorder? = nil,
-         logger: Logger, opener: Opener? = nil) throws(HCIScannerError) {
+         logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter(), opener: Opener? = nil)
+        throws(HCIScannerError)
+    {
+        self.logLimiter = logLimiter
         try configuration.validate()
         self.configuration = configuration
         self.sink = sink
@@ -232,7 +236,7 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
                 recorder?.flushIfDue()
                 if silence > 0, MonotonicClock.bootMicros() - channel.lastReportBoot >= silence {
                     let restarts = counters.restarts.add(1, ordering: .relaxed).newValue
-                    logger.limited(.warning, "scanner.restart",
+                    logger.limited(limiter: logLimiter, .warning, "scanner.restart",
                         "no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; restarting the scan (restart \(restarts))")
                     mode = try HCIScanSetup.start(on: channel, configuration: configuration).mode
                 }
@@ -252,10 +256,10 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
         let detail = "\(message); retrying in \(DecimalText.format(micros: delay)) s"
         sink.scannerStateChanged(.down, detail: detail)
         if message != lastWarning {
-            logger.limited(.warning, "scanner.down", "scanner down: \(TerminalText.logged(detail))")
+            logger.limited(limiter: logLimiter, .warning, "scanner.down", "scanner down: \(TerminalText.logged(detail))")
             lastWarning = message
         } else {
-            logger.limited(.debug, "scanner.down", "scanner still down: \(TerminalText.logged(detail))")
+            logger.limited(limiter: logLimiter, .debug, "scanner.down", "scanner still down: \(TerminalText.logged(detail))")
         }
         let woken = sleep(micros: delay)
         delay = min(delay * 2, configuration.retryMax)
