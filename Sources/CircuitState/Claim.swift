@@ -49,6 +49,10 @@ struct ClaimSet: Sendable {
     /// The claim the key publishes at `time`: the most severe of those in force at `time`; on ties
     /// the claim in force, then a held one, then a contested one.
     func published(at time: Int64) -> Claim? {
+        if held.isEmpty && contested.isEmpty {
+            guard let inForce, inForce.expiresAt > time else { return nil }
+            return inForce
+        }
         var best: Claim?
         Self.consider(inForce, at: time, best: &best)
         for claim in held { Self.consider(claim, at: time, best: &best) }
@@ -73,6 +77,7 @@ struct ClaimSet: Sendable {
     /// The earliest expiry among the claims: the key's next deadline.
     var nextExpiry: Int64? {
         var next = inForce?.expiresAt
+        if held.isEmpty && contested.isEmpty { return next }
         for claim in held where next.map({ claim.expiresAt < $0 }) ?? true { next = claim.expiresAt }
         for claim in contested where next.map({ claim.expiresAt < $0 }) ?? true { next = claim.expiresAt }
         return next
@@ -81,8 +86,8 @@ struct ClaimSet: Sendable {
     /// Drops the claims that have lapsed at `time`.
     mutating func removeExpired(at time: Int64) {
         if let claim = inForce, claim.expiresAt <= time { inForce = nil }
-        held.removeAll { $0.expiresAt <= time }
-        contested.removeAll { $0.expiresAt <= time }
+        if !held.isEmpty { held.removeAll { $0.expiresAt <= time } }
+        if !contested.isEmpty { contested.removeAll { $0.expiresAt <= time } }
     }
 
     /// Replaces each claim's expiry with `transform`'s, or drops the claim where it gives nil.

@@ -164,11 +164,11 @@ public struct FusionEngine: Sendable {
 
     public mutating func evaluate(at time: Int64) -> PublishedState {
         let now = advanceClock(to: time)
-        let best = table.best(preferring: stickyKey)
+        let best = table.leader(preferring: stickyKey)
         let remoteMode = remote.effectiveMode(at: now, staleAfter: configuration.staleAfter)
         let source = configuration.policy.source(beacon: best?.mode, remote: remoteMode)
         let decision = switch source {
-        case .beacon: Decision(mode: best?.mode, source: .beacon, zone: best?.signal.zone)
+        case .beacon: Decision(mode: best?.mode, source: .beacon, zone: best?.zone)
         case .remote: Decision(mode: remoteMode, source: .remote, zone: nil)
         case .none: Decision.undecided
         }
@@ -255,19 +255,17 @@ public struct FusionEngine: Sendable {
     ) -> IngestOutcome {
         guard let mode = TrackMode(signal.mode) else { return .filtered(.unknownMode) }
         let key = OverrideKey(signal: signal, address: address)
-        let current = table.entry(for: key)
         if let reason = configuration.rejection(
-            of: signal, address: address, rssi: rssi,
-            distance: gateDistance(current: current, rssi: rssi, txPower: txPower)) {
+            of: signal, address: address, rssi: rssi, distance: gateDistance(key, rssi: rssi, txPower: txPower)) {
             return .filtered(reason)
         }
         let lifetime = configuration.lifetime(ttl: signal.ttl)
         let claim = Claim(mode: mode, signal: signal, rssi: rssi, receivedAt: now,
                           expiresAt: now.addingSaturating(lifetime))
-        guard let inForce = current?.claims.inForce, inForce.expiresAt > now else {
+        guard let inForce = table.claimInForce(for: key), inForce.expiresAt > now else {
             // No claim in force: any sequence is accepted; held and contested claims stay.
             guard lifetime > 0 else { return .cleared }
-            if current == nil, table.count >= configuration.entryLimit {
+            if !table.contains(key), table.count >= configuration.entryLimit {
                 guard let victim = table.evictionCandidate(forSeverity: mode.severity) else { return .refused }
                 table.remove(victim)
                 counters.evicted += 1
@@ -319,19 +317,20 @@ public struct FusionEngine: Sendable {
     }
 
     /// The distance the gate judges: the key's smoothed estimate including this report.
-    private func gateDistance(current: OverrideTable.Entry?, rssi: Int8?, txPower: Int8?) -> Double? {
+    private func gateDistance(_ key: OverrideKey, rssi: Int8?, txPower: Int8?) -> Double? {
         guard configuration.maxDistance != nil, let rssi else { return nil }
+        let current = table.entry(for: key)
         var window = current?.window ?? RSSIWindow()
         window.append(rssi)
         return configuration.distance(smoothedRSSI: window.smoothedRSSI,
                                       advertisedTXPower: txPower ?? current?.txPower)
     }
 
-    private mutating func cachedSnapshot(of entry: OverrideTable.Entry?) -> ActiveOverride? {
-        guard let entry else { return nil }
-        if let cachedOverride, cachedOverride.revision == entry.revision { return cachedOverride.value }
-        guard let value = snapshot(entry, at: clock) else { return nil }
-        cachedOverride = (entry.revision, value)
+    private mutating func cachedSnapshot(of leader: OverrideTable.Leader?) -> ActiveOverride? {
+        guard let leader else { return nil }
+        if let cachedOverride, cachedOverride.revision == leader.revision { return cachedOverride.value }
+        guard let entry = table.entry(for: leader.key), let value = snapshot(entry, at: clock) else { return nil }
+        cachedOverride = (leader.revision, value)
         return value
     }
 

@@ -25,11 +25,19 @@ struct OverrideTable {
 
         var rank: OverrideRank { OverrideRank(mode: mode, rssi: rssi, signal: signal, address: key.address) }
 
-        /// Moves the claims out, so that changing them copies no storage.
-        mutating func takeClaims() -> ClaimSet {
-            var taken = ClaimSet()
-            swap(&taken, &claims)
-            return taken
+        /// Applies `change` to the claims in place, drops what lapsed at `now`, and takes the claim
+        /// to publish; nil (and the entry unchanged otherwise) when no claim is left.
+        mutating func change(
+            at now: Int64, rssi: Int8?, txPower: Int8?, revision: UInt64, _ change: (inout ClaimSet) -> Void
+        ) -> Claim? {
+            change(&claims)
+            claims.removeExpired(at: now)
+            guard let next = claims.published(at: now) else { return nil }
+            published = next
+            if let txPower { self.txPower = txPower }
+            if let rssi { window.append(rssi) }
+            self.revision = revision
+            return next
         }
     }
 
@@ -39,6 +47,9 @@ struct OverrideTable {
     }
 
     private var slots: [Entry?] = []
+    /// Each slot's entry revision (0 for a free slot), apart from the entries so that checking an
+    /// expiry mark never copies an entry.
+    private var revisions: [UInt64] = []
     private var freeSlots: [Int] = []
     private var slotByKey: [OverrideKey: Int] = [:]
     private var recency = Array(repeating: RecencyList(), count: TrackMode.allCases.count)
@@ -54,23 +65,57 @@ struct OverrideTable {
         return slots[slot]
     }
 
+    func contains(_ key: OverrideKey) -> Bool { slotByKey[key] != nil }
+
+    /// The claim in force of `key`, read without copying its entry.
+    func claimInForce(for key: OverrideKey) -> Claim? {
+        guard let slot = slotByKey[key] else { return nil }
+        return read(slot) { $0.claims.inForce } ?? nil
+    }
+
+    /// Reads a field of the entry in `slot` in place: the array's getter would copy the entry.
+    @inline(__always)
+    private func read<Value>(_ slot: Int, _ field: (borrowing Entry) -> Value) -> Value? {
+        slots.withUnsafeBufferPointer { buffer in
+            guard buffer.indices.contains(slot) else { return nil }
+            switch buffer[slot] {
+            case .some(let entry): return field(entry)
+            case .none: return nil
+            }
+        }
+    }
+
     var topSeverity: Int? { recency.indices.last { recency[$0].oldest != nil } }
 
+    /// What evaluation needs of the best entry, read without copying it.
+    struct Leader {
+        var key: OverrideKey
+        var mode: TrackMode
+        var zone: UInt16
+        var revision: UInt64
+    }
+
     /// The winner among the most severe entries: `preferred` when it is one of them, else the best ranked.
-    func best(preferring preferred: OverrideKey?) -> Entry? {
+    func leader(preferring preferred: OverrideKey?) -> Leader? {
         guard let top = topSeverity else { return nil }
-        if let preferred, let entry = entry(for: preferred), entry.mode.severity == top { return entry }
-        var best: Entry?
-        var cursor = recency[top].oldest
-        while let slot = cursor, let entry = slots[slot] {
-            if let current = best {
-                if entry.rank < current.rank { best = entry }
-            } else {
-                best = entry
+        var slot: Int?
+        if let preferred, let preferredSlot = slotByKey[preferred],
+           read(preferredSlot, { $0.mode.severity }) == top {
+            slot = preferredSlot
+        } else {
+            var bestRank: OverrideRank?
+            var cursor = recency[top].oldest
+            while let candidate = cursor, let (rank, next) = read(candidate, { ($0.rank, $0.moreRecent) }) {
+                if bestRank.map({ rank < $0 }) ?? true {
+                    slot = candidate
+                    bestRank = rank
+                }
+                cursor = next
             }
-            cursor = entry.moreRecent
         }
-        return best
+        return slot.flatMap { slot in
+            read(slot) { Leader(key: $0.key, mode: $0.mode, zone: $0.signal.zone, revision: $0.revision) }
+        }
     }
 
     /// The earliest claim expiry strictly after `now`.
@@ -99,41 +144,43 @@ struct OverrideTable {
         _ key: OverrideKey, at now: Int64, rssi: Int8?, txPower: Int8?, _ change: (inout ClaimSet) -> Void
     ) {
         lastRevision += 1
-        let existing = slotByKey[key]
-        var claims = ClaimSet()
-        if let existing { claims = slots[existing]?.takeClaims() ?? ClaimSet() }
-        change(&claims)
-        claims.removeExpired(at: now)
-        guard let published = claims.published(at: now) else {
-            if let existing { removeSlot(existing) }
+        if let slot = slotByKey[key], let severity = read(slot, { $0.published.severity }) {
+            // In place: copying the entry would copy its claims.
+            let published = slots[slot]?.change(at: now, rssi: rssi, txPower: txPower, revision: lastRevision, change)
+            if published != nil { revisions[slot] = lastRevision }
+            if let published {
+                if published.severity != severity {
+                    unlink(slot, severity: severity)
+                    link(slot, severity: published.severity)
+                } else {
+                    moveToNewest(slot, severity: severity)
+                }
+                markNextExpiry(of: slot)
+            } else {
+                removeSlot(slot)
+            }
             tidyExpiries()
             return
         }
+        var claims = ClaimSet()
+        change(&claims)
+        claims.removeExpired(at: now)
+        guard let published = claims.published(at: now) else { return }
+        var window = RSSIWindow()
+        if let rssi { window.append(rssi) }
+        let entry = Entry(
+            key: key, claims: claims, published: published, txPower: txPower, window: window, revision: lastRevision)
         let slot: Int
-        if let existing, var entry = slots[existing] {
-            slot = existing
-            unlink(slot, severity: entry.mode.severity)
-            entry.claims = claims
-            entry.published = published
-            entry.txPower = txPower ?? entry.txPower
-            if let rssi { entry.window.append(rssi) }
-            entry.revision = lastRevision
+        if let free = freeSlots.popLast() {
+            slot = free
             slots[slot] = entry
+            revisions[slot] = lastRevision
         } else {
-            var window = RSSIWindow()
-            if let rssi { window.append(rssi) }
-            let entry = Entry(
-                key: key, claims: claims, published: published, txPower: txPower, window: window,
-                revision: lastRevision)
-            if let free = freeSlots.popLast() {
-                slot = free
-                slots[slot] = entry
-            } else {
-                slot = slots.count
-                slots.append(entry)
-            }
-            slotByKey[key] = slot
+            slot = slots.count
+            slots.append(entry)
+            revisions.append(lastRevision)
         }
+        slotByKey[key] = slot
         link(slot, severity: published.severity)
         markNextExpiry(of: slot)
         tidyExpiries()
@@ -164,6 +211,7 @@ struct OverrideTable {
             entry.published = published
             entry.revision = lastRevision
             slots[mark.slot] = entry
+            revisions[mark.slot] = lastRevision
             if severityChanged { link(mark.slot, severity: published.severity) }
             markNextExpiry(of: mark.slot)
         }
@@ -190,6 +238,7 @@ struct OverrideTable {
             entry.published = published
             entry.revision = lastRevision
             slots[slot] = entry
+            revisions[slot] = lastRevision
             link(slot, severity: published.severity)
         }
         rebuildExpiries()
@@ -210,12 +259,12 @@ struct OverrideTable {
     }
 
     private func isCurrent(_ mark: ExpiryQueue.Mark) -> Bool {
-        slots.indices.contains(mark.slot) && slots[mark.slot]?.revision == mark.revision
+        revisions.indices.contains(mark.slot) && revisions[mark.slot] == mark.revision
     }
 
     private mutating func markNextExpiry(of slot: Int) {
-        guard let entry = slots[slot], let next = entry.claims.nextExpiry else { return }
-        expiries.insert(ExpiryQueue.Mark(expiresAt: next, slot: slot, revision: entry.revision))
+        guard let next = read(slot, { $0.claims.nextExpiry }) ?? nil else { return }
+        expiries.insert(ExpiryQueue.Mark(expiresAt: next, slot: slot, revision: revisions[slot]))
     }
 
     private mutating func removeSlot(_ slot: Int) {
@@ -223,6 +272,7 @@ struct OverrideTable {
         unlink(slot, severity: entry.mode.severity)
         slotByKey[entry.key] = nil
         slots[slot] = nil
+        revisions[slot] = 0
         freeSlots.append(slot)
     }
 
@@ -240,6 +290,13 @@ struct OverrideTable {
         while let mark = expiries.first, !isCurrent(mark) {
             _ = expiries.removeFirst()
         }
+    }
+
+    /// Makes `slot` the most recent of its severity.
+    private mutating func moveToNewest(_ slot: Int, severity: Int) {
+        guard recency[severity].newest != slot else { return }
+        unlink(slot, severity: severity)
+        link(slot, severity: severity)
     }
 
     private mutating func link(_ slot: Int, severity: Int) {
