@@ -206,3 +206,23 @@ import Testing
         #expect(sink.events.last == .failed(.tooLarge))
     }
 }
+
+/// A `--remote-timeline` line holds a venue API document: the same strictness applies.
+@Suite struct RemoteTimelineDocumentTests {
+    @Test func aLineWithDuplicateKeysIsAnErrorNamingFileAndLine() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+            {"ts": 1778932805.0, "state": {"global_mode": "RED"}}
+            {"ts": 1778932806.0, "state": {"global_mode": "GREEN", "global_mode": "RED"}}
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            _ = try RemoteTimeline(path: path)
+            Issue.record("a timeline with a duplicate key was accepted")
+        } catch {
+            #expect("\(error)".hasPrefix("\(path):2: "))
+            #expect("\(error)".contains("duplicate key \"global_mode\""))
+        }
+    }
+}

@@ -57,6 +57,14 @@ struct RemoteTimeline {
     static let maxSeconds = 1e12
 
     private static func entry(_ line: Data) throws -> Entry {
+        do {
+            _ = try RemoteJSON.parse([UInt8](line))
+        } catch let error where error.isWellFormed {
+            // A line holds a venue API document: duplicate keys are as ambiguous here as on the wire.
+            throw RemoteDocumentError(reason: "\(error)")
+        } catch {
+            // A syntax error: JSONSerialization below names it in the file's terms.
+        }
         let value: Any
         do {
             value = try JSONSerialization.jsonObject(with: line)
