@@ -8,8 +8,8 @@ struct Claim: Sendable {
     var receivedAt: Int64
     /// When the claim lapses (exclusive).
     var expiresAt: Int64
-    /// The reception time and TTL its expiry derives from: its own, or, for a contested claim
-    /// extended by an equally severe frame, the frame that expires later. A reconfiguration
+    /// The reception time and TTL its expiry derives from: its own, or, for a held or contested
+    /// claim merged with another of its mode, the one that expires later. A reconfiguration
     /// recomputes the expiry from it.
     var lifetimeStart: Int64
     var lifetimeTTL: UInt8
@@ -43,8 +43,6 @@ struct ClaimSet: Sendable {
     var inForce: Claim?
     var held: [Claim] = []
     var contested: [Claim] = []
-
-    var isEmpty: Bool { inForce == nil && held.isEmpty && contested.isEmpty }
 
     /// The claim the key publishes at `time`: the most severe of those in force at `time`; on ties
     /// the claim in force, then a held one, then a contested one.
