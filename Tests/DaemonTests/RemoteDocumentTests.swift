@@ -225,4 +225,33 @@ import Testing
             #expect("\(error)".contains("duplicate key \"global_mode\""))
         }
     }
+
+    /// A FIFO (or a device) named as the timeline is refused at once, never read until it ends.
+    @Test func aFIFOIsRefusedWithoutBlocking() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID()).fifo").path
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try RemoteTimeline(path: path)
+            Issue.record("a FIFO was accepted as a remote timeline")
+        } catch {
+            #expect("\(error)" == "\(path):0: not a regular file")
+        }
+    }
+
+    @Test func aLineWithAnInfiniteTimeOrBadSyntaxNamesItsLine() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for (line, reason) in [(#"{"ts": 1e400, "error": "x"}"#, #""ts" is 1e400"#),
+                               (#"{"ts": 5, "error": "x",}"#, "not valid JSON: unexpected \"}\" at byte 23")] {
+            try "\(line)\n".write(toFile: path, atomically: true, encoding: .utf8)
+            do {
+                _ = try RemoteTimeline(path: path)
+                Issue.record("\(line) was accepted")
+            } catch {
+                #expect("\(error)".hasPrefix("\(path):1: "))
+                #expect("\(error)".contains(reason), "\(error)")
+            }
+        }
+    }
 }

@@ -35,10 +35,14 @@ struct TimestampResolution: Hashable, CustomStringConvertible {
         return Int64(micros)
     }
 
-    /// 10^exponent for exponent in 0...38 (10^38 < 2^127).
+    /// 10^exponent for exponent in 0...38 (10^38 < 2^127), built once: the conversion runs per record.
+    private static let powersOfTen: [UInt128] = {
+        var powers: [UInt128] = [1]
+        for _ in 1...38 { powers.append(powers[powers.count - 1] * 10) }
+        return powers
+    }()
+
     private static func powerOfTen(_ exponent: Int) -> UInt128 {
-        var value: UInt128 = 1
-        for _ in 0..<exponent { value *= 10 }
-        return value
+        powersOfTen[min(max(exponent, 0), powersOfTen.count - 1)]
     }
 }

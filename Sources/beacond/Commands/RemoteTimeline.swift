@@ -30,7 +30,14 @@ struct RemoteTimeline {
             throw FormatError(file: path, line: 0,
                               reason: "\(size) bytes: larger than the \(Self.maxFileBytes)-byte limit")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let data: [UInt8]
+        do {
+            data = try readRegularFile(path, maxBytes: Int(Self.maxFileBytes))
+        } catch .notRegular {
+            throw FormatError(file: path, line: 0, reason: "not a regular file")
+        } catch .tooLarge {
+            throw FormatError(file: path, line: 0, reason: "larger than the \(Self.maxFileBytes)-byte limit")
+        } catch {
             throw FormatError(file: path, line: 0, reason: "cannot read the file")
         }
         var entries: [Entry] = []
@@ -41,7 +48,7 @@ struct RemoteTimeline {
                 continue
             }
             do {
-                entries.append(try Self.entry(Data(line)))
+                entries.append(try Self.entry(Array(line)))
             } catch let error as RemoteDocumentError {
                 throw FormatError(file: path, line: lineNumber, reason: error.reason)
             }
@@ -56,48 +63,46 @@ struct RemoteTimeline {
     /// The latest `ts` accepted: 10^12 s after 1970 (year 33658); as µs, far inside Int64.
     static let maxSeconds = 1e12
 
-    private static func entry(_ line: Data) throws -> Entry {
+    /// One line: a venue API document's rules (`RemoteJSON`: strict UTF-8, no duplicate keys),
+    /// with `ts` and either `state` or `error`.
+    private static func entry(_ line: [UInt8]) throws -> Entry {
+        let value: RemoteJSON
         do {
-            _ = try RemoteJSON.parse([UInt8](line))
-        } catch let error where error.isWellFormed {
-            // A line holds a venue API document: duplicate keys are as ambiguous here as on the wire.
-            throw RemoteDocumentError(reason: "\(error)")
+            value = try RemoteJSON.parse(line)
         } catch {
-            // A syntax error: JSONSerialization below names it in the file's terms.
+            // Duplicate keys are as ambiguous here as on the wire.
+            if error.isWellFormed { throw RemoteDocumentError(reason: "\(error)") }
+            throw RemoteDocumentError(reason: "not valid JSON: \(error)")
         }
-        let value: Any
-        do {
-            value = try JSONSerialization.jsonObject(with: line)
-        } catch {
-            throw RemoteDocumentError(reason: "not valid JSON (numbers must be finite JSON numbers)")
-        }
-        guard let object = value as? [String: Any] else { throw RemoteDocumentError(reason: "not a JSON object") }
-        let time = try Self.time(object["ts"])
-        if let state = object["state"] {
+        guard case .object = value else { throw RemoteDocumentError(reason: "not a JSON object") }
+        let time = try Self.time(value["ts"])
+        if let state = value["state"] {
             return Entry(time: time, event: .fetched(try RemoteStateDocument.snapshot(fromJSON: state)))
         }
-        if let error = object["error"] {
-            return Entry(time: time, event: .failed((error as? String) ?? String(describing: error)))
+        if let error = value["error"] {
+            let reason = switch error {
+            case .string(let text), .number(let text): text
+            default: "\(error)"
+            }
+            return Entry(time: time, event: .failed(reason))
         }
         throw RemoteDocumentError(reason: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)")
     }
 
     /// `ts` as Unix microseconds: a JSON number (not a boolean) of seconds from 0 to `maxSeconds`.
-    private static func time(_ value: Any?) throws -> Int64 {
-        guard let stamp = value as? NSNumber, !isBoolean(stamp) else {
+    private static func time(_ value: RemoteJSON?) throws -> Int64 {
+        guard case .number(let literal)? = value else {
             throw RemoteDocumentError(reason: "\"ts\" must be a number of Unix seconds")
         }
-        let seconds = stamp.doubleValue
-        guard seconds.isFinite, seconds >= 0, seconds <= maxSeconds else {
+        guard let seconds = Double(literal), seconds.isFinite else {
             throw RemoteDocumentError(
-                reason: "\"ts\" \(stamp) is out of range: Unix seconds from 0 to 1e12 (year 33658)")
+                reason: "not valid JSON here (numbers must be finite JSON numbers): \"ts\" is \(literal)")
+        }
+        guard seconds >= 0, seconds <= maxSeconds else {
+            throw RemoteDocumentError(
+                reason: "\"ts\" \(literal) is out of range: Unix seconds from 0 to 1e12 (year 33658)")
         }
         // At most 10^18 µs: the conversion cannot overflow.
         return Int64((seconds * 1_000_000).rounded())
-    }
-
-    /// JSONSerialization hands `true` and `false` over as NSNumbers too.
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
     }
 }

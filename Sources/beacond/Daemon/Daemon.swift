@@ -111,7 +111,8 @@ final class Daemon {
     static func pollerConfiguration(url: String, _ remote: DaemonConfiguration.Remote) -> RemotePollerConfiguration {
         RemotePollerConfiguration(
             url: url, pollInterval: .microseconds(remote.pollInterval), timeout: .microseconds(remote.timeout),
-            staleAfter: .microseconds(remote.staleAfter), caFile: remote.caFile, bearerTokenFile: remote.bearerTokenFile)
+            staleAfter: .microseconds(remote.staleAfter), caFile: remote.caFile,
+            bearerTokenFile: remote.bearerTokenFile)
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down: sources stop, clients are told `bye`, the

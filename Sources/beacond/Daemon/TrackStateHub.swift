@@ -249,10 +249,6 @@ final class TrackStateHub: @unchecked Sendable {
     /// Entries listed per array of a status reply (`overrides`, `beacons`); the rest are counted.
     static let statusListLimit = 256
 
-    /// A `{"type":"status"}` line: the state, active overrides (best first) and recently heard
-    /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
-    /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime,
-    /// then whatever `statusProviders` add.
     /// How long one status line answers every client that asks, while no state is published:
     /// building one for a full table costs milliseconds, and a thousand clients each asking ten
     /// times a second must not turn that into seconds of the loop's time.
@@ -272,6 +268,10 @@ final class TrackStateHub: @unchecked Sendable {
         return line
     }
 
+    /// A `{"type":"status"}` line: the state, active overrides (best first) and recently heard
+    /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
+    /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime,
+    /// then whatever `statusProviders` add.
     func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
         let listLimit = max(0, listLimit)
         let now = clock.now()

@@ -142,8 +142,9 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         let held = outbound.heldBytes
         guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1
-            answerError("status reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
-                            + "waiting for this client (at most \(limits.maxQueuedBytes)); read first", context: context)
+            let reason = "status reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
+                + "waiting for this client (at most \(limits.maxQueuedBytes)); read first"
+            answerError(reason, context: context)
             return
         }
         send(.reply(line), context: context)
@@ -168,7 +169,8 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         closing = true
         counters.errors += 1
         counters.disconnectedAbuse += 1
-        logger.limited(limiter: logLimiter, .notice, "client.abuse", "client \(id): \(errorCount) errors, closing the connection")
+        logger.limited(limiter: logLimiter, .notice, "client.abuse",
+                       "client \(id): \(errorCount) errors, closing the connection")
         leaveHub()
         _ = closeAfterWriting(ProtocolMessages.error("too many errors (\(errorCount)): closing the connection"),
                               context: context)

@@ -55,11 +55,6 @@ enum RemoteStateDocument {
             lastUpdated: text(object["last_updated"]))
     }
 
-    /// The same from Foundation's JSON values (the `--remote-timeline` file).
-    static func snapshot(fromJSON value: Any) throws -> RemoteSnapshot {
-        try snapshot(fromJSON: remoteJSON(value))
-    }
-
     /// `snapshot` with every text field cut to its cap and non-finite numbers dropped: what the
     /// parser would have produced. The state file writer applies it, so its size bound holds.
     static func capped(_ snapshot: RemoteSnapshot) -> RemoteSnapshot {
@@ -76,8 +71,8 @@ enum RemoteStateDocument {
 
     /// The longest prefix of `text` of at most `cap` UTF-8 bytes that ends on a scalar boundary.
     static func truncated(_ text: String, toUTF8Bytes cap: Int) -> String {
+        guard text.utf8.count > cap else { return text }
         let utf8 = Array(text.utf8)
-        guard utf8.count > cap else { return text }
         var end = max(0, cap)
         // Back off continuation bytes (10xxxxxx) so no scalar is split.
         while end > 0, utf8[end] & 0xC0 == 0x80 { end -= 1 }
@@ -107,16 +102,5 @@ enum RemoteStateDocument {
         default: nil
         }
         return parsed.flatMap { $0.isFinite ? $0 : nil }
-    }
-
-    private static func remoteJSON(_ value: Any) -> RemoteJSON {
-        switch value {
-        case is NSNull: .null
-        case let string as String: .string(string)
-        case let number as NSNumber: .number(number.stringValue)
-        case let array as [Any]: .array(array.map(remoteJSON))
-        case let object as [String: Any]: .object(object.mapValues(remoteJSON))
-        default: .null
-        }
     }
 }

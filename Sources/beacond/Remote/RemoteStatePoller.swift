@@ -254,7 +254,8 @@ final class RemoteStatePoller: Service, Sendable {
                 "remote state fetch still failing, now: \(reason)", metadata: metadata)
         default:
             metadata["consecutive_failures"] = "\(failures)"
-            logger.limited(limiter: logLimiter, .debug, "remote.fetch", "remote state fetch failed: \(reason)", metadata: metadata)
+            logger.limited(limiter: logLimiter, .debug, "remote.fetch",
+                           "remote state fetch failed: \(reason)", metadata: metadata)
         }
         return failures
     }

@@ -111,7 +111,8 @@ final class RemoteStateStore: Sendable {
                 return failing
             }
             if recovered {
-                logger.limited(limiter: logLimiter, .info, "state.save", "remote state saved again", metadata: ["path": "\(path)"])
+                logger.limited(limiter: logLimiter, .info, "state.save",
+                               "remote state saved again", metadata: ["path": "\(path)"])
             }
             return true
         } catch {

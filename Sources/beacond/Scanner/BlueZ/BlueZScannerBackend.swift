@@ -753,15 +753,18 @@ private final class BlueZScanLoop {
     private func monitorEvent(_ event: BlueZAdvertisementMonitor.Event) {
         switch event {
         case .activated:
-            logger.limited(limiter: logLimiter, .info, "bluez.monitor", "BlueZ activated the advertisement monitor on \(adapter)")
+            logger.limited(limiter: logLimiter, .info, "bluez.monitor",
+                           "BlueZ activated the advertisement monitor on \(adapter)")
         case .released:
             monitorRegistered = false
             logger.limited(limiter: logLimiter, .notice, "bluez.monitor",
                 "BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
         case .deviceFound(let path):
-            logger.limited(limiter: logLimiter, .debug, "bluez.monitor", "advertisement monitor: found \(TerminalText.logged(path))")
+            logger.limited(limiter: logLimiter, .debug, "bluez.monitor",
+                           "advertisement monitor: found \(TerminalText.logged(path))")
         case .deviceLost(let path):
-            logger.limited(limiter: logLimiter, .debug, "bluez.monitor", "advertisement monitor: lost \(TerminalText.logged(path))")
+            logger.limited(limiter: logLimiter, .debug, "bluez.monitor",
+                           "advertisement monitor: lost \(TerminalText.logged(path))")
         }
     }
 

@@ -256,10 +256,12 @@ final class HCIScannerBackend: Service, @unchecked Sendable {
         let detail = "\(message); retrying in \(DecimalText.format(micros: delay)) s"
         sink.scannerStateChanged(.down, detail: detail)
         if message != lastWarning {
-            logger.limited(limiter: logLimiter, .warning, "scanner.down", "scanner down: \(TerminalText.logged(detail))")
+            logger.limited(limiter: logLimiter, .warning, "scanner.down",
+                           "scanner down: \(TerminalText.logged(detail))")
             lastWarning = message
         } else {
-            logger.limited(limiter: logLimiter, .debug, "scanner.down", "scanner still down: \(TerminalText.logged(detail))")
+            logger.limited(limiter: logLimiter, .debug, "scanner.down",
+                           "scanner still down: \(TerminalText.logged(detail))")
         }
         let woken = sleep(micros: delay)
         delay = min(delay * 2, configuration.retryMax)
