@@ -29,14 +29,15 @@ let package = Package(
         .target(name: "BLEPayload"),
         // Pure fusion engine: overrides, TTLs, remote freshness, policies.
         .target(name: "CircuitState", dependencies: ["BLEPayload"]),
-        // The executable and its edges.
-        .executableTarget(
-            name: "beacond",
+        // The daemon's edges as a library: scanner backends, the remote poller, the hub, the socket
+        // server, config, logging and systemd integration. The executable, the benchmarks and the
+        // tests link it; `package` access is what they may reach.
+        .target(
+            name: "BeacondCore",
             dependencies: [
                 "BLEPayload",
                 "CircuitState",
                 "CBlueZ",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -47,10 +48,39 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // The executable: `@main` and one command per subcommand.
+        .executableTarget(
+            name: "beacond",
+            dependencies: [
+                "BeacondCore",
+                "BLEPayload",
+                "CircuitState",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Benchmarks: outside the release binary, figures also written to .build/bench/results.json.
+        .target(name: "BenchmarkResults", path: "Benchmarks/BenchmarkResults"),
         .executableTarget(
             name: "beacond-bench",
-            dependencies: ["BLEPayload", "CircuitState"],
+            dependencies: ["BLEPayload", "CircuitState", "BenchmarkResults"],
             path: "Benchmarks/beacond-bench"
+        ),
+        .executableTarget(
+            name: "beacond-daemon-bench",
+            dependencies: [
+                "BeacondCore",
+                "BLEPayload",
+                "CircuitState",
+                "BenchmarkResults",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/beacond-daemon-bench"
         ),
         .testTarget(
             name: "BLEPayloadTests",
@@ -69,6 +99,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
+                "BeacondCore",
                 "beacond",
                 "BLEPayload",
                 "CircuitState",
@@ -83,7 +114,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BLEPayload", "beacond"]
+            dependencies: ["BLEPayload", "BeacondCore", "beacond"]
         ),
     ]
 )

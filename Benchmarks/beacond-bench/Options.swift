@@ -1,3 +1,4 @@
+import BenchmarkResults
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -28,11 +29,13 @@ struct Options {
     var engineSignals = 1_000_000
     /// Distinct spoofed addresses in the engine section's flood (plus the real beacon every 1000th report).
     var floodSignals = 1_000_000
+    /// Also write the figures into this JSON file (section `decode` or `engine`).
+    var results: String?
 
     static let usage = """
         usage: beacond-bench [--shared DIR] [--reports N] [--out FILE] [--runs N] [--geo-every N]
-                             [--reuse] [--no-tshark] [--decode-only]
-               beacond-bench --engine [--runs N] [--signals N] [--flood N]
+                             [--reuse] [--no-tshark] [--decode-only] [--results JSON]
+               beacond-bench --engine [--runs N] [--signals N] [--flood N] [--results JSON]
 
           --shared DIR     real captures to build the benchmark capture from (default ../shared/captures)
           --reports N      advertising reports in the benchmark capture (default 224220)
@@ -46,6 +49,7 @@ struct Options {
                            venue workload, and a flood of distinct keys (memory, table bound, red flag)
           --signals N      reports in the engine's venue workload (default 1000000)
           --flood N        distinct spoofed addresses in the engine's flood (default 1000000)
+          --results JSON   also write the figures into this file, as its "decode" or "engine" section
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -80,6 +84,7 @@ struct Options {
             case "--engine": options.engine = true
             case "--signals": options.engineSignals = count(argument, minimum: 1)
             case "--flood": options.floodSignals = count(argument, minimum: 1)
+            case "--results": options.results = value(argument)
             case "-h", "--help":
                 print(usage)
                 exit(0)
@@ -123,4 +128,15 @@ func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
+
+/// Writes `figures` to `--results`, when it was given; a failure is a warning, not lost figures.
+func writeResults(_ figures: BenchmarkResults, options: Options) {
+    guard let path = options.results else { return }
+    do {
+        try figures.write(to: path)
+        print(padded("results:") + "written to \(path)")
+    } catch {
+        warn("cannot write \(path): \(error)")
+    }
 }

@@ -8,6 +8,7 @@
 // 2. Times CaptureReader + AdvertisingExtractor + GeoRacingDecoder over it, from the file and from memory.
 // 3. Times `tshark -r FILE -T fields -e bthci_evt.bd_addr -e bthci_evt.rssi` over it.
 import BLEPayload
+import BenchmarkResults
 import Foundation
 
 func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
@@ -100,6 +101,16 @@ func runBenchmark(_ options: Options) throws {
     }
     let target = 10e6
     let best = reports / fromFile.best
+    var figures = BenchmarkResults(section: "decode")
+    figures.record("file.best", best, unit: "reports/s")
+    figures.record("file.median", reports / fromFile.median, unit: "reports/s")
+    figures.record("memory.best", reports / fromMemory.best, unit: "reports/s")
+    figures.record("memory.median", reports / fromMemory.median, unit: "reports/s")
+    if let tshark {
+        figures.record("tshark", Double(tshark.lines) / tshark.seconds, unit: "reports/s")
+        figures.record("speed_up", best / (Double(tshark.lines) / tshark.seconds), unit: "x")
+    }
+    writeResults(figures, options: options)
     print(padded("target:") + "≥ 10 M reports/s: " + (best >= target ? "met" : "missed")
         + (tshark.map { t in
             ", ≥ 100x tshark: " + ((best / (Double(t.lines) / t.seconds)) >= 100 ? "met" : "missed")

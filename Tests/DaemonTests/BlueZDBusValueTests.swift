@@ -1,4 +1,4 @@
-@testable import beacond
+@testable import BeacondCore
 import Testing
 
 /// The libdbus iterator wrappers, on messages built in memory (no bus needed).

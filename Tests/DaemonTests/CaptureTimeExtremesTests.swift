@@ -1,4 +1,4 @@
-@testable import beacond
+@testable import BeacondCore
 import CircuitState
 import Foundation
 import Logging

@@ -1,6 +1,7 @@
 import CircuitState
 import Testing
 
+@testable import BeacondCore
 @testable import beacond
 
 /// Every number a config file or a flag carries, at its extremes: a clear error naming the place,

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import beacond
+@testable import BeacondCore
 
 /// A config file costs bounded time and memory whatever it holds: anchors and aliases are refused
 /// before Yams composes the text, and the composed tree has a node cap.

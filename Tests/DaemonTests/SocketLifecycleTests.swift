@@ -1,3 +1,4 @@
+@testable import BeacondCore
 @testable import beacond
 import ArgumentParser
 import Foundation
@@ -145,7 +146,7 @@ import Glibc
         try harness.ingest(zone: 3, mode: .redFlag, sequence: 42, address: 0xC0FFEE000003, rssi: -61)
         try harness.ingest(zone: 8, mode: .normal, address: 0xC0FFEE000008, rssi: -127)
 
-        let status = try StatusCommand.fetchStatus(path: harness.path)
+        let status = try TrackStateClient.fetchStatus(path: harness.path)
         #expect(status.type == "status")
         #expect(status.text.first == "{" && !status.text.contains("\n"))
         #expect((status["server"] as? [String: Any])?["clients"] as? Int == 1)
@@ -194,7 +195,7 @@ import Glibc
     @Test func statusWithoutDaemonFailsNamingTheSocket() throws {
         let path = SocketHarness.temporaryPath()
         do {
-            _ = try StatusCommand.fetchStatus(path: path)
+            _ = try TrackStateClient.fetchStatus(path: path)
             Issue.record("connected to nothing")
         } catch {
             #expect(error.description.contains("cannot connect to \(path)"))

@@ -1,4 +1,4 @@
-@testable import beacond
+@testable import BeacondCore
 import BLEPayload
 import Foundation
 import NIOCore
@@ -20,7 +20,7 @@ import Glibc
         let hello = try client.readMessage()
         #expect(hello.type == "hello")
         #expect(hello["protocol"] as? Int == 1)
-        #expect(hello["version"] as? String == Beacond.version)
+        #expect(hello["version"] as? String == BeacondVersion.current)
         let state = try client.readMessage()
         #expect(state.type == "state")
         #expect(state["seq"] as? Int == seq)

@@ -1,4 +1,4 @@
-@testable import beacond
+@testable import BeacondCore
 import Foundation
 
 /// bluetoothd for end-to-end tests: a private `dbus-daemon` with a minimal system-like config

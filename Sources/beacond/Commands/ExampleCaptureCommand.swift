@@ -1,3 +1,4 @@
+import BeacondCore
 import ArgumentParser
 import BLEPayload
 

@@ -1,3 +1,4 @@
+import BeacondCore
 import ArgumentParser
 
 /// The live scanner's flags, shared by `run` and `scan`. Each overrides its config key.

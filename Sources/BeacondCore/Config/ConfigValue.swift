@@ -1,0 +1,349 @@
+import BLEPayload
+import CircuitState
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A value before it is checked: a YAML node, or the text of a flag.
+package struct RawConfigValue: Sendable {
+    enum Kind: Sendable {
+        /// An empty value, `~` or `null` (plain, not quoted).
+        case null
+        case scalar(String)
+        case sequence([RawConfigValue])
+        case mapping
+    }
+
+    var kind: Kind
+    var line: Int?
+    var column: Int?
+
+    init(_ kind: Kind, line: Int? = nil, column: Int? = nil) {
+        self.kind = kind
+        self.line = line
+        self.column = column
+    }
+
+    /// A flag's text. Flags are never null: `--remote-url null` is a (bad) URL.
+    package static func flag(_ text: String) -> RawConfigValue { RawConfigValue(.scalar(text)) }
+}
+
+/// Why a value was refused; the position narrows it to a list entry when there is one.
+package struct ConfigValueProblem: Error, Sendable {
+    package var reason: String
+    var line: Int?
+    var column: Int?
+
+    init(_ reason: String, at value: RawConfigValue? = nil) {
+        self.reason = reason
+        self.line = value?.line
+        self.column = value?.column
+    }
+}
+
+/// The checks every key's value goes through, from a file or from a flag.
+package enum ConfigValueParser {
+    static let maxQuotedLength = 60
+
+    /// `"text"` for messages, escaped and shortened so a hostile file cannot drive the terminal.
+    static func quoted(_ text: String) -> String {
+        var shown = text
+        if shown.count > maxQuotedLength { shown = String(shown.prefix(maxQuotedLength)) + "…" }
+        return "\"" + TerminalText.escaped(shown) + "\""
+    }
+
+    private static func found(_ value: RawConfigValue) -> String {
+        switch value.kind {
+        case .null: "nothing"
+        case .scalar(let text): quoted(text)
+        case .sequence: "a list"
+        case .mapping: "a mapping"
+        }
+    }
+
+    static func scalar(_ value: RawConfigValue, expected: String) throws(ConfigValueProblem) -> String {
+        switch value.kind {
+        case .scalar(let text): return text.trimmingSpaces()
+        case .null: throw ConfigValueProblem("a value is required: expected \(expected)", at: value)
+        case .sequence, .mapping: throw ConfigValueProblem("expected \(expected), found \(found(value))", at: value)
+        }
+    }
+
+    static func string(_ value: RawConfigValue, expected: String = "a string") throws(ConfigValueProblem) -> String {
+        let text = try scalar(value, expected: expected)
+        if text.isEmpty { throw ConfigValueProblem("must not be empty", at: value) }
+        if text.unicodeScalars.contains(where: isControl) {
+            throw ConfigValueProblem("\(quoted(text)) contains a control character", at: value)
+        }
+        return text
+    }
+
+    static func bool(_ value: RawConfigValue) throws(ConfigValueProblem) -> Bool {
+        let text = try scalar(value, expected: "true or false")
+        switch text {
+        case "true", "True", "TRUE": return true
+        case "false", "False", "FALSE": return false
+        default: throw ConfigValueProblem("expected true or false, found \(quoted(text))", at: value)
+        }
+    }
+
+    /// Decimal or `0x` hex, with an optional sign, within `range`.
+    package static func integer<Value: FixedWidthInteger & Sendable>(
+        _ value: RawConfigValue, in range: ClosedRange<Value>, as _: Value.Type = Value.self
+    ) throws(ConfigValueProblem) -> Value {
+        let text = try scalar(value, expected: "an integer")
+        guard let wide = IntegerText.parse(text, as: Int64.self) else {
+            if IntegerText.hasIntegerSyntax(text) {
+                throw ConfigValueProblem(
+                    "must be between \(range.lowerBound) and \(range.upperBound), found \(shown(text))", at: value)
+            }
+            if text.contains(".") {
+                throw ConfigValueProblem("expected a whole number, found \(quoted(text))", at: value)
+            }
+            throw ConfigValueProblem("expected an integer (decimal or 0x hex), found \(quoted(text))", at: value)
+        }
+        guard wide >= Int64(range.lowerBound), wide <= Int64(range.upperBound) else {
+            throw ConfigValueProblem(
+                "must be between \(range.lowerBound) and \(range.upperBound), found \(shown(text))", at: value)
+        }
+        // In range, so the conversion cannot fail; `exactly` keeps that from ever being a trap.
+        guard let narrow = Value(exactly: wide) else {
+            throw ConfigValueProblem("must be between \(range.lowerBound) and \(range.upperBound)", at: value)
+        }
+        return narrow
+    }
+
+    static func speed(_ value: RawConfigValue) throws(ConfigValueProblem) -> ReplaySpeed {
+        let text = try scalar(value, expected: "a speed factor or max")
+        if text.lowercased() == "max" { return .max }
+        let maximum = ReplaySpeed.maxFactorMillionths / 1_000_000
+        let millionths: Int64
+        switch DecimalMillionths.parse(text) {
+        case .success(let parsed): millionths = parsed
+        case .failure(.notANumber):
+            throw ConfigValueProblem(
+                "expected a positive number (1 is real time) or max, found \(quoted(text))", at: value)
+        case .failure(.negative):
+            throw ConfigValueProblem("must not be negative, found \(shown(text))", at: value)
+        case .failure(.tooManyDecimals):
+            throw ConfigValueProblem("\(quoted(text)) has more than 6 decimal places", at: value)
+        case .failure(.tooLarge):
+            throw ConfigValueProblem(
+                "must be at most \(maximum) (use max to skip waiting), found \(shown(text))", at: value)
+        }
+        guard millionths > 0 else { throw ConfigValueProblem("must be greater than 0 (or max)", at: value) }
+        guard millionths <= ReplaySpeed.maxFactorMillionths else {
+            throw ConfigValueProblem(
+                "must be at most \(maximum) (use max to skip waiting), found \(shown(text))", at: value)
+        }
+        return .factor(millionths: millionths)
+    }
+
+    static func path(_ value: RawConfigValue, relativeTo base: String?) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "a path")
+        guard let base, !text.hasPrefix("/") else { return text }
+        return base.hasSuffix("/") ? base + text : base + "/" + text
+    }
+
+    /// A path that must name a readable file now, so a typo is caught at start or reload.
+    static func readableFile(_ value: RawConfigValue, relativeTo base: String?) throws(ConfigValueProblem) -> String {
+        let path = try path(value, relativeTo: base)
+        try checkReadable(path, value: value)
+        return path
+    }
+
+    static func checkReadable(_ path: String, value: RawConfigValue?) throws(ConfigValueProblem) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(errno))", at: value)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            throw ConfigValueProblem("\(quoted(path)) is a directory, not a file", at: value)
+        }
+        guard access(path, R_OK) == 0 else {
+            throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(errno))", at: value)
+        }
+    }
+
+    static func backend(_ value: RawConfigValue) throws(ConfigValueProblem) -> ScannerBackend {
+        let text = try scalar(value, expected: "a backend")
+        guard let backend = ScannerBackend(rawValue: text) else {
+            throw ConfigValueProblem("unknown backend \(quoted(text)) (expected hci, bluez or replay)", at: value)
+        }
+        return backend
+    }
+
+    static func adapter(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "an adapter name like hci0")
+        guard text.utf8.count <= 64, !text.contains("/"), !text.contains(where: \.isWhitespace) else {
+            throw ConfigValueProblem("\(quoted(text)) is not an adapter name like hci0", at: value)
+        }
+        return text
+    }
+
+    static func policy(_ value: RawConfigValue) throws(ConfigValueProblem) -> Policy {
+        let text = try scalar(value, expected: "a policy")
+        guard let policy = Policy(rawValue: text) else {
+            throw ConfigValueProblem(
+                "unknown policy \(quoted(text)) (expected safety, beacon-first or most-severe)", at: value)
+        }
+        return policy
+    }
+
+    static func logLevel(_ value: RawConfigValue) throws(ConfigValueProblem) -> Logger.Level {
+        let text = try scalar(value, expected: "a log level")
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw ConfigValueProblem(
+                "unknown log level \(quoted(text)) "
+                    + "(expected trace, debug, info, notice, warning, error or critical)", at: value)
+        }
+        return level
+    }
+
+    /// `http://host…`, `https://host…` or `file:///path`.
+    static func url(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "a URL")
+        guard let range = text.firstRange(of: "://") else {
+            throw ConfigValueProblem("\(quoted(text)) is not a URL (expected http://, https:// or file://)", at: value)
+        }
+        let scheme = text[..<range.lowerBound].lowercased()
+        let rest = text[range.upperBound...]
+        if text.contains(where: \.isWhitespace) {
+            throw ConfigValueProblem("\(quoted(text)) contains whitespace", at: value)
+        }
+        switch scheme {
+        case "http", "https":
+            let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            let host = authority.split(separator: "@").last.map(String.init) ?? ""
+            if host.isEmpty || host.hasPrefix(":") {
+                throw ConfigValueProblem("\(quoted(text)) has no host", at: value)
+            }
+        case "file":
+            if !rest.hasPrefix("/") {
+                throw ConfigValueProblem("\(quoted(text)) needs an absolute path (file:///path)", at: value)
+            }
+        default:
+            throw ConfigValueProblem(
+                "unsupported URL scheme \(quoted(scheme)) (expected http, https or file)", at: value)
+        }
+        return text
+    }
+
+    /// The entries of a list: a YAML sequence of scalars, or one comma-separated scalar.
+    static func entries(_ value: RawConfigValue) throws(ConfigValueProblem) -> [(text: String, value: RawConfigValue)] {
+        switch value.kind {
+        case .null: return []
+        case .mapping: throw ConfigValueProblem("expected a list, found a mapping", at: value)
+        case .scalar(let text):
+            let trimmed = text.trimmingSpaces()
+            if trimmed.isEmpty { return [] }
+            return trimmed.split(separator: ",", omittingEmptySubsequences: false).map {
+                (String($0).trimmingSpaces(), value)
+            }
+        case .sequence(let items):
+            var result: [(text: String, value: RawConfigValue)] = []
+            for item in items {
+                guard case .scalar(let text) = item.kind else {
+                    throw ConfigValueProblem("list entries must be single values, found \(found(item))", at: item)
+                }
+                result.append((text.trimmingSpaces(), item))
+            }
+            return result
+        }
+    }
+
+    /// Zone numbers; empty (or `all`) admits every zone.
+    package static func zones(_ value: RawConfigValue) throws(ConfigValueProblem) -> Set<UInt16> {
+        if case .scalar(let text) = value.kind, text.trimmingSpaces().lowercased() == "all" { return [] }
+        var zones = Set<UInt16>()
+        for (index, entry) in try entries(value).enumerated() {
+            guard let zone = IntegerText.parse(entry.text, as: Int64.self) else {
+                throw ConfigValueProblem(
+                    "entry \(index + 1): expected a zone number, found \(quoted(entry.text))", at: entry.value)
+            }
+            guard zone >= 0 && zone <= Int64(UInt16.max) else {
+                throw ConfigValueProblem(
+                    "entry \(index + 1): zone \(entry.text) is outside 0...\(UInt16.max)", at: entry.value)
+            }
+            zones.insert(UInt16(zone))
+        }
+        return zones
+    }
+
+    /// Beacon addresses (`AA:BB:CC:DD:EE:FF`) and v2 source ids (decimal or 0x).
+    static func allowList(_ value: RawConfigValue) throws(ConfigValueProblem) -> AllowList {
+        var allow = AllowList()
+        for (index, entry) in try entries(value).enumerated() {
+            if let address = BluetoothAddress(entry.text) {
+                allow.addresses.insert(address)
+            } else if let id = IntegerText.parse(entry.text, as: Int64.self) {
+                guard id >= 0 && id <= Int64(UInt32.max) else {
+                    throw ConfigValueProblem(
+                        "entry \(index + 1): source id \(entry.text) is outside 0...\(UInt32.max)", at: entry.value)
+                }
+                allow.sourceIDs.insert(UInt32(id))
+            } else {
+                throw ConfigValueProblem(
+                    "entry \(index + 1): \(quoted(entry.text)) is neither an address like AA:BB:CC:DD:EE:FF "
+                        + "nor a source id", at: entry.value)
+            }
+        }
+        return allow
+    }
+
+    /// The distance gate's range, metres: BLE is not heard much beyond a kilometre.
+    static let metresRange: ClosedRange<Double> = 0.1...1000
+    /// `fusion.p1m_dbm`'s range: received power at 1 m, dBm.
+    static let referencePowerRange: ClosedRange<Double> = -100...0
+
+    /// Metres, 0.1 to 1000.
+    static func metres(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
+        try decimal(value, what: "a distance in metres", in: metresRange, unit: "metres")
+    }
+
+    /// dBm at 1 m, −100 to 0.
+    static func referencePower(_ value: RawConfigValue) throws(ConfigValueProblem) -> Double {
+        try decimal(value, what: "a power in dBm (like -59)", in: referencePowerRange, unit: "dBm")
+    }
+
+    /// A plain decimal (`12.5`, `-59`, `1e2`) within `range`: no hex, `nan`, `inf`, or values that round
+    /// to infinity (`1e400`). Negative zero is zero.
+    static func decimal(_ value: RawConfigValue, what: String, in range: ClosedRange<Double>, unit: String)
+        throws(ConfigValueProblem) -> Double
+    {
+        let text = try scalar(value, expected: what)
+        let plain = text.unicodeScalars.allSatisfy {
+            ($0.value >= 0x30 && $0.value <= 0x39) || "+-.eE".unicodeScalars.contains($0)
+        }
+        guard plain, text.utf8.count <= 64, let number = Double(text) else {
+            throw ConfigValueProblem("expected \(what), found \(quoted(text))", at: value)
+        }
+        let bounds = "\(Self.decimalText(range.lowerBound)) and \(Self.decimalText(range.upperBound)) \(unit)"
+        guard number.isFinite, range.contains(number) else {
+            throw ConfigValueProblem("must be between \(bounds), found \(shown(text))", at: value)
+        }
+        return number == 0 ? 0 : number
+    }
+
+    /// `0.1`, `1000`, `-100`: a bound as the docs write it.
+    private static func decimalText(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        return String(scalars[start...end])
+    }
+}

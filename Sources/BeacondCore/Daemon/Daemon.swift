@@ -1,0 +1,256 @@
+import BLEPayload
+import CircuitState
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import UnixSignals
+
+/// Why the daemon could not start: one clear sentence for the operator.
+struct DaemonStartError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// `beacond run`: the hub on one event loop, the socket server, a scanner backend, the remote
+/// poller, SIGHUP reloads and systemd notifications, run as a service group until SIGTERM or SIGINT.
+package final class Daemon {
+    private let configurationPath: String?
+    private let overrides: DaemonOverrides
+    private var configuration: DaemonConfiguration
+    private let levelControl: LogLevelControl
+    private let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    private let hub: TrackStateHub
+    private let server: TrackStateServer
+    private let notifier = SystemdNotifier()
+    private let backend: (any Service)?
+    private let scanSink: HubAdvertisementSink?
+    private let poller: RemoteStatePoller?
+
+    package init(
+        configuration: DaemonConfiguration, configurationPath: String?, overrides: DaemonOverrides,
+        levelControl: LogLevelControl, logger: Logger
+    ) throws {
+        self.configuration = configuration
+        self.configurationPath = configurationPath
+        self.overrides = overrides
+        self.levelControl = levelControl
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let scanner = configuration.scanner
+
+        let clock: EngineClock
+        var replayClock: ReplayClock?
+        switch scanner.backend {
+        case .replay:
+            guard let capture = scanner.replay else {
+                throw DaemonStartError(description: "--backend replay needs a capture: --replay FILE (scanner.replay)")
+            }
+            let start: Int64
+            do {
+                start = try ReplayBackend.firstTimestamp(of: capture) ?? MonotonicClock.wallMicros()
+            } catch {
+                throw DaemonStartError(description: "cannot replay: \(error)")
+            }
+            let speed: ReplayClock.Speed = switch scanner.speed {
+            case .max: .maximum
+            case .factor(let millionths): .factor(Double(millionths) / 1_000_000)
+            }
+            if scanner.loop, speed == .maximum {
+                throw DaemonStartError(description: "--loop needs a finite --speed: at max a loop never rests")
+            }
+            if configuration.record.path != nil {
+                throw DaemonStartError(description: "--record records what the hci backend receives; the replay backend has nothing to record")
+            }
+            let virtual = ReplayClock(start: start, speed: speed)
+            replayClock = virtual
+            clock = virtual
+        case .hci, .bluez:
+            clock = BootClock()
+        }
+
+        hub = TrackStateHub(eventLoop: loop, configuration: configuration.fusionConfiguration(), clock: clock,
+                            backend: scanner.backend.rawValue, logger: logger)
+        let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
+        server = TrackStateServer(hub: hub, path: configuration.socket.path,
+                                  maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
+                                  logger: logger, logLimiter: .shared)
+
+        let decoder = GeoRacingDecoder(companyID: scanner.companyID)
+        if let replayClock, let capture = scanner.replay {
+            backend = ReplayBackend(path: capture, clock: replayClock, loop: scanner.loop,
+                                    decoder: decoder, hub: hub, logger: logger)
+            scanSink = nil
+        } else {
+            let sink = HubAdvertisementSink(hub: hub, decoder: decoder)
+            backend = try LiveScanner.make(scanner, record: configuration.record, sink: sink,
+                                           retriesMissingAdapter: true, logger: logger, logLimiter: .shared)
+            scanSink = sink
+        }
+
+        if let url = configuration.remote.url {
+            let store = RemoteStateStore(stateDirectory: configuration.stateDir, logger: logger, logLimiter: .shared)
+            do {
+                poller = try RemoteStatePoller(
+                    configuration: Self.pollerConfiguration(url: url, configuration.remote),
+                    sink: HubRemoteSink(hub: hub, store: store), logger: logger, eventLoopGroup: group,
+                    logLimiter: .shared)
+            } catch {
+                throw DaemonStartError(description: "remote: \(error)")
+            }
+            if let restoration = store.restoration(nowWallMicros: MonotonicClock.wallMicros()) {
+                try loop.submit { [hub] in hub.restoreRemote(restoration) }.wait()
+                logger.info("restored the last known remote state, \(restoration.age / 1_000_000) s old\(restoration.isLatched ? ", evacuation latched" : "")")
+            }
+        } else {
+            poller = nil
+        }
+    }
+
+    static func pollerConfiguration(url: String, _ remote: DaemonConfiguration.Remote) -> RemotePollerConfiguration {
+        RemotePollerConfiguration(
+            url: url, pollInterval: .microseconds(remote.pollInterval), timeout: .microseconds(remote.timeout),
+            staleAfter: .microseconds(remote.staleAfter), caFile: remote.caFile,
+            bearerTokenFile: remote.bearerTokenFile)
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down: sources stop, clients are told `bye`, the
+    /// socket file is removed (unless systemd owns it).
+    package func run() async throws {
+        // Trap the signals before anything listens, so a SIGTERM, SIGINT or SIGHUP that comes
+        // early is handled like any other instead of killing the process.
+        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
+        var services: [any Service] = [ReloadService(daemon: self, signals: reloadSignals),
+                                      LogSummaryService(limiter: .shared, logger: logger)]
+        if let backend { services.append(backend) }
+        if let poller { services.append(poller) }
+        if let interval = SystemdNotifier.watchdogInterval() {
+            services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
+        }
+        let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
+        let logger = logger
+        let stopper = Task {
+            for await signal in stopSignals {
+                logger.limited(limiter: .shared, .info, "signal", "\(signal): shutting down")
+                await serviceGroup.triggerGracefulShutdown()
+            }
+        }
+        defer { stopper.cancel() }
+
+        let hub = hub
+        let notifier = notifier
+        let poller = poller
+        hub.onPublish = { state, beacons in
+            _ = notifier.status("\(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \(beacons) beacons")
+        }
+        let scanSink = scanSink
+        let scanner = backend as? ScannerStatusWriting
+        hub.statusProviders.append { writer in
+            scanSink?.writeStatus(into: &writer)
+            scanner?.writeStatus(into: &writer)
+            poller?.writeStatus(into: &writer)
+        }
+        try await hub.eventLoop.submit { hub.start() }.get()
+        do {
+            try await server.start().get()
+        } catch {
+            try? await hub.eventLoop.submit { hub.stop() }.get()
+            try? await group.shutdownGracefully()
+            throw DaemonStartError(description: "\(error)")
+        }
+        logger.info("beacond \(BeacondVersion.current) listening on \(configuration.socket.path), backend \(configuration.scanner.backend.rawValue)\(configuration.remote.url.map { ", remote \($0)" } ?? "")")
+        _ = notifier.ready(status: "listening on \(configuration.socket.path)")
+
+        var failure: Error?
+        do {
+            try await serviceGroup.run()
+        } catch {
+            failure = error
+            logger.error("stopping after an error: \(error)")
+        }
+        _ = notifier.stopping()
+        try? await server.shutdown().get()
+        try? await hub.eventLoop.submit { hub.stop() }.get()
+        try? await group.shutdownGracefully()
+        logger.info("beacond stopped")
+        if let failure { throw failure }
+    }
+
+    /// SIGHUP: reloads the configuration file. Fusion and remote settings and the log level apply
+    /// at once without dropping clients; the rest is logged as needing a restart. A bad file
+    /// keeps the running configuration.
+    fileprivate func reload() async {
+        let plan: ReloadPlan
+        do {
+            plan = try DaemonConfiguration.reload(path: configurationPath, overrides: overrides, current: configuration)
+        } catch {
+            logger.error("reload failed, keeping the running configuration: \(error)")
+            return
+        }
+        guard let summary = plan.summary else {
+            logger.info("reload: nothing changed")
+            return
+        }
+        configuration = plan.configuration
+        if plan.logLevelChanged { levelControl.level = configuration.log.level }
+        if plan.fusionChanged {
+            let fusion = configuration.fusionConfiguration()
+            try? await hub.eventLoop.submit { [hub] in hub.reconfigure(fusion) }.get()
+        }
+        if plan.remoteChanged {
+            if let poller, let url = configuration.remote.url {
+                do {
+                    try poller.update(Self.pollerConfiguration(url: url, configuration.remote))
+                } catch {
+                    logger.error("reload: remote settings rejected, keeping the running ones: \(error)")
+                }
+            } else {
+                logger.warning("reload: starting or stopping the remote poller needs a restart")
+            }
+        }
+        logger.info("config reloaded: \(summary)")
+    }
+
+    /// SIGHUP reloads, until a graceful shutdown.
+    private struct ReloadService: Service {
+        let daemon: Daemon
+        let signals: UnixSignalsSequence
+
+        func run() async throws {
+            await cancelWhenGracefulShutdown {
+                for await _ in signals {
+                    _ = daemon.notifier.reloading()
+                    await daemon.reload()
+                    _ = daemon.notifier.ready()
+                }
+            }
+        }
+    }
+
+    /// `WATCHDOG=1` every half watchdog period, sent only after a round trip through the hub's
+    /// event loop, so a stalled loop stops the pings and systemd restarts the daemon.
+    private struct WatchdogService: Service {
+        let hub: TrackStateHub
+        let notifier: SystemdNotifier
+        let interval: Int64
+
+        func run() async throws {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    while !Task.isCancelled {
+                        try await hub.eventLoop.submit {}.get()
+                        _ = notifier.watchdog()
+                        try await Task.sleep(for: .microseconds(interval))
+                    }
+                }
+            } catch is CancellationError {
+                // Shutdown.
+            }
+        }
+    }
+}
+
+/// Its mutable state (`configuration`) is only touched by the reload service, one signal at a time.
+extension Daemon: @unchecked Sendable {}

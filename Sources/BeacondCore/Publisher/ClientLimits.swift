@@ -1,0 +1,84 @@
+import NIOCore
+
+/// Per-client limits of the socket server (docs/protocol.md, "Limits").
+package struct ClientLimits: Sendable {
+    /// Longest inbound line, bytes, the "\n" excluded.
+    var maxLineLength = LineFrameDecoder.defaultMaxLength
+    /// Error answers after which a connection is closed.
+    var maxErrors = 10
+    /// Channel write buffer: above `high` bytes the client counts as backed up (not writable),
+    /// below `low` it is writable again.
+    var writeBufferLow = 8 * 1024
+    var writeBufferHigh = 32 * 1024
+    /// Beacon updates held for a backed-up client; more are dropped (and counted).
+    var maxQueuedBeacons = 64
+    /// Bytes the daemon may hold for one client beyond the kernel's socket buffer: its channel
+    /// write buffer plus its queue. A reply is taken only within it: a status reply that does not
+    /// fit is refused with an error; any other reply that does not fit disconnects the client.
+    /// (States and beacon updates are bounded by count on top: one state, `maxQueuedBeacons`.)
+    var maxQueuedBytes = 256 * 1024
+    /// Status replies per client in any one-second window; more are refused with an error.
+    var maxStatusPerSecond = 10
+    /// A client that had to lose updates (dropped beacons, coalesced states) and has not
+    /// caught up within this time is disconnected.
+    var slowClientTimeout: TimeAmount = .seconds(5)
+    /// ... or that lost this many beacon updates in a row without catching up.
+    var maxConsecutiveDrops = 1000
+    /// How long shutdown waits for a client to take its `bye` before closing it anyway.
+    var byeTimeout: TimeAmount = .milliseconds(500)
+
+    init() {}
+
+    var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
+        .init(low: max(1, min(writeBufferLow, writeBufferHigh)), high: max(1, writeBufferHigh))
+    }
+}
+
+/// The server's counters, reported as the `server` object of a status reply.
+/// Confined to the hub's event loop, like everything the server does.
+package final class ServerCounters {
+    /// Connections accepted over the lifetime of the server (rejected ones excluded).
+    var accepted = 0
+    /// Clients connected now.
+    var clients = 0
+    /// Connections refused because `max_clients` were connected.
+    var rejectedClients = 0
+    /// Idle connections closed to make room for a client of a user holding fewer connections.
+    var evictedClients = 0
+    /// Status requests refused: over the per-client rate, or the reply would not fit the client's byte bound.
+    var refusedStatus = 0
+    /// Beacon update lines dropped for backed-up clients.
+    package var droppedLines = 0
+    /// State lines replaced by a newer one before a backed-up client took them.
+    package var coalescedStates = 0
+    /// Clients disconnected because they stayed over their queue cap.
+    package var disconnectedSlow = 0
+    /// Clients disconnected after `max_errors` errors.
+    var disconnectedAbuse = 0
+    /// Error lines sent.
+    var errors = 0
+    /// The most lines any one client had waiting in its queue (beyond the channel buffer).
+    var peakQueuedLines = 0
+    /// The most bytes the daemon held for any one client (channel write buffer plus queue).
+    var peakQueuedBytes = 0
+
+    /// `queuedBytes`: what the daemon holds for all clients now (channel write buffers plus queues).
+    func write(into writer: inout JSONWriter, maxClients: Int, queuedBytes: Int) {
+        writer.beginObject()
+        writer.key("clients"); writer.int(clients)
+        writer.key("max_clients"); writer.int(maxClients)
+        writer.key("accepted"); writer.int(accepted)
+        writer.key("rejected_clients"); writer.int(rejectedClients)
+        writer.key("evicted_clients"); writer.int(evictedClients)
+        writer.key("dropped_lines"); writer.int(droppedLines)
+        writer.key("coalesced_states"); writer.int(coalescedStates)
+        writer.key("disconnected_slow"); writer.int(disconnectedSlow)
+        writer.key("disconnected_abuse"); writer.int(disconnectedAbuse)
+        writer.key("errors"); writer.int(errors)
+        writer.key("refused_status"); writer.int(refusedStatus)
+        writer.key("queued_bytes"); writer.int(queuedBytes)
+        writer.key("peak_queued_lines"); writer.int(peakQueuedLines)
+        writer.key("peak_queued_bytes"); writer.int(peakQueuedBytes)
+        writer.endObject()
+    }
+}

@@ -1,0 +1,393 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CBlueZ
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Why the socket server cannot start.
+enum TrackStateServerError: Error, CustomStringConvertible {
+    case invalidPath(SocketPathError)
+    /// A daemon already answers on the socket.
+    case alreadyRunning(path: String)
+    /// Something that is not a socket sits at the path; it is left alone.
+    case notASocket(path: String)
+    /// The existing file could not be probed or removed.
+    case cannotReplace(path: String, reason: String)
+    case bindFailed(path: String, reason: String)
+    case chmodFailed(path: String, reason: String)
+    case alreadyStarted
+
+    var description: String {
+        switch self {
+        case .invalidPath(let error):
+            "\(error)"
+        case .alreadyRunning(let path):
+            "another beacond is already listening on \(path); stop it first, or use another --socket path"
+        case .notASocket(let path):
+            "\(path) exists and is not a socket; refusing to replace it"
+        case .cannotReplace(let path, let reason):
+            "\(path) exists and cannot be checked or removed: \(reason)"
+        case .bindFailed(let path, let reason):
+            "cannot listen on \(path): \(reason)"
+        case .chmodFailed(let path, let reason):
+            "cannot set mode 0660 on \(path): \(reason)"
+        case .alreadyStarted:
+            "the socket server was already started"
+        }
+    }
+}
+
+/// The Unix socket server of protocol v1 (docs/protocol.md): accepts clients on the hub's event
+/// loop, greets them with hello and the current state, answers their commands, and fans the
+/// hub's state and beacon messages out to them through bounded per-client queues.
+///
+/// Everything it does runs on `hub.eventLoop`, so the hub is called from one thread only.
+/// `start()` and `shutdown()` may be called from any thread.
+package final class TrackStateServer: @unchecked Sendable {
+    package static let defaultPath = "/run/beacond/beacond.sock"
+    static let defaultMaxClients = 1024
+    /// Mode of the socket file: owner and group may connect.
+    static let socketMode: mode_t = 0o660
+    /// Pending connections the kernel queues (capped by net.core.somaxconn).
+    static let listenBacklog: Int32 = 4096
+
+    let hub: TrackStateHub
+    let path: String
+    let maxClients: Int
+    /// A listening socket handed over by systemd (socket activation): used as is, never unlinked.
+    let inheritedDescriptor: CInt?
+    let limits: ClientLimits
+    private let logger: Logger
+
+    private enum Phase {
+        case idle, starting, running, stopping, stopped
+    }
+
+    // Confined to hub.eventLoop.
+    private var phase = Phase.idle
+    private var listener: Channel?
+    private var roster = ClientRoster()
+    private var nextClientID = 0
+    private var memoryTrimScheduled = false
+    private var boundFile: UnixSocketPath.FileIdentity?
+    /// The server's counters (read on the hub's event loop).
+    package let counters = ServerCounters()
+    private let logLimiter: LogRateLimiter
+
+    package init(hub: TrackStateHub, path: String = TrackStateServer.defaultPath,
+         maxClients: Int = TrackStateServer.defaultMaxClients, inheritedDescriptor: CInt? = nil,
+         limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket"),
+         logLimiter: LogRateLimiter = LogRateLimiter()) {
+        self.hub = hub
+        self.logLimiter = logLimiter
+        self.path = path
+        self.maxClients = max(0, maxClients)
+        self.inheritedDescriptor = inheritedDescriptor
+        self.limits = limits
+        self.logger = logger
+    }
+
+    // MARK: Start
+
+    /// Binds the socket (or adopts the inherited one) and starts accepting clients. Raises
+    /// RLIMIT_NOFILE first. Fails with a `TrackStateServerError`.
+    package func start() -> EventLoopFuture<Void> {
+        let loop = hub.eventLoop
+        return loop.flatSubmit { () -> EventLoopFuture<Void> in
+            guard self.phase == .idle else { return loop.makeFailedFuture(TrackStateServerError.alreadyStarted) }
+            self.phase = .starting
+            Self.raiseOpenFileLimit()
+            let descriptor: CInt
+            if let inherited = self.inheritedDescriptor {
+                descriptor = inherited
+            } else {
+                do {
+                    try self.prepareSocketPath()
+                    descriptor = try self.bindSocket()
+                } catch {
+                    self.phase = .idle
+                    return loop.makeFailedFuture(error)
+                }
+            }
+            return self.bootstrap().withBoundSocket(descriptor).flatMapError { error in
+                if self.inheritedDescriptor == nil { UnixSocketPath(self.path).unlink() }
+                return loop.makeFailedFuture(
+                    TrackStateServerError.bindFailed(path: self.path, reason: Self.describe(error)))
+            }.flatMap { channel in
+                // NIO listens again with its own backlog; restore ours, for connection storms.
+                _ = listen(descriptor, Self.listenBacklog)
+                return self.listening(on: channel)
+            }.flatMapErrorThrowing { error in
+                self.phase = .idle
+                throw error
+            }
+        }
+    }
+
+    /// Binds our own socket file. (SwiftNIO's `bind(unixDomainSocketPath:)` stops at 103 bytes,
+    /// the macOS limit; Linux allows 107.)
+    private func bindSocket() throws(TrackStateServerError) -> CInt {
+        do {
+            return try UnixSocketPath(path).bindListening(backlog: Self.listenBacklog)
+        } catch {
+            switch error {
+            case .invalid: throw .invalidPath(error)
+            case .failed(_, _, let code): throw .bindFailed(path: path, reason: errnoText(code))
+            }
+        }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        ServerBootstrap(group: hub.eventLoop)
+            .serverChannelOption(ChannelOptions.backlog, value: Self.listenBacklog)
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: limits.waterMark)
+            // Clients send a few short commands: small reads bound what one read can ask for.
+            .childChannelOption(ChannelOptions.recvAllocator,
+                                value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024))
+            .childChannelInitializer { channel in
+                Self.peerUID(of: channel).flatMapThrowing { uid in
+                    try self.initialize(channel, uid: uid ?? ClientRoster.unknownUID)
+                }
+            }
+    }
+
+    /// Refuses to start over a live daemon; removes a stale socket file.
+    private func prepareSocketPath() throws(TrackStateServerError) {
+        let socketPath = UnixSocketPath(path)
+        do { try socketPath.validate() } catch { throw .invalidPath(error) }
+        switch socketPath.probe() {
+        case .absent:
+            return
+        case .live:
+            throw .alreadyRunning(path: path)
+        case .notASocket:
+            throw .notASocket(path: path)
+        case .failed(let code):
+            throw .cannotReplace(path: path, reason: errnoText(code))
+        case .stale:
+            guard socketPath.unlink() else {
+                throw .cannotReplace(path: path, reason: errnoText(errno))
+            }
+            logger.notice("removed stale socket \(path)")
+        }
+    }
+
+    private func listening(on channel: Channel) -> EventLoopFuture<Void> {
+        if inheritedDescriptor == nil {
+            guard chmod(path, Self.socketMode) == 0 else {
+                let reason = errnoText(errno)
+                return channel.close().flatMapThrowing {
+                    UnixSocketPath(self.path).unlink()
+                    throw TrackStateServerError.chmodFailed(path: self.path, reason: reason)
+                }
+            }
+            boundFile = UnixSocketPath(path).identity()
+        }
+        listener = channel
+        phase = .running
+        let counters = counters
+        let maxClients = maxClients
+        hub.statusProviders.append { [weak self] writer in
+            writer.key("server")
+            counters.write(into: &writer, maxClients: maxClients, queuedBytes: self?.queuedBytes ?? 0)
+        }
+        let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
+        logger.info("listening on \(path) (\(how), max_clients \(maxClients))")
+        return hub.eventLoop.makeSucceededVoidFuture()
+    }
+
+    // MARK: Clients
+
+    /// Sets up an accepted connection of user `uid`: a session, or a refusal when the server is
+    /// full and `uid` holds as many connections as any other user (see `ClientRoster`).
+    private func initialize(_ channel: Channel, uid: UInt32) throws {
+        let pipeline = channel.pipeline.syncOperations
+        guard phase == .running else {
+            try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.bye(reason: "shutting down")))
+            return
+        }
+        if roster.count >= maxClients {
+            guard let victim = roster.fairShareVictim(for: uid) else {
+                counters.rejectedClients += 1
+                if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
+                    logger.limited(limiter: logLimiter, .warning, "client.refused", """
+                        refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)
+                        """)
+                }
+                let message = "server full: \(maxClients) clients connected (max_clients)"
+                try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.error(message)))
+                return
+            }
+            evict(victim, admitting: uid)
+        }
+        nextClientID += 1
+        let id = nextClientID
+        var clientLogger = logger
+        clientLogger[metadataKey: "client"] = "\(id)"
+        let outbound = OutboundQueueHandler(limits: limits, counters: counters, logger: clientLogger,
+                                            logLimiter: logLimiter)
+        let session = ClientSession(id: id, uid: uid, hub: hub, outbound: outbound, limits: limits, counters: counters,
+                                    logger: clientLogger, logLimiter: logLimiter)
+        roster.add(session)
+        counters.accepted += 1
+        counters.clients = roster.count
+        channel.closeFuture.assumeIsolated().whenComplete { _ in
+            self.roster.remove(id: id)
+            self.counters.clients = self.roster.count
+            self.scheduleMemoryTrim()
+        }
+        try pipeline.addHandler(ReadBackpressureHandler())
+        try pipeline.addHandler(outbound)
+        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: limits.maxLineLength)))
+        try pipeline.addHandler(CommandDecoder(maxLineLength: limits.maxLineLength))
+        try pipeline.addHandler(RequestPacingHandler(counters: counters))
+        try pipeline.addHandler(session)
+    }
+
+    /// Closes `victim` (with a `bye` saying why) to make room for a client of user `uid`.
+    private func evict(_ victim: ClientSession, admitting uid: UInt32) {
+        let held = roster.connections(of: victim.uid)
+        roster.remove(id: victim.id)
+        counters.clients = roster.count
+        counters.evictedClients += 1
+        let idle = Double(NIODeadline.now().uptimeNanoseconds &- victim.lastActivity) / 1e9
+        if counters.evictedClients == 1 || counters.evictedClients % 100 == 0 {
+            logger.notice("""
+                server full: closed client \(victim.id) of uid \(victim.uid) (\(held) connections, idle \
+                \(String(format: "%.1f", idle)) s) to admit uid \(uid) (\(counters.evictedClients) closed so far)
+                """)
+        }
+        let reason = "server full: closing the longest-idle connection of the user holding the most connections "
+            + "(\(held) of \(maxClients)) to admit another user"
+        _ = victim.sayGoodbye(reason: reason)
+    }
+
+    /// The peer's user id (SO_PEERCRED), nil when it cannot be read. Completes at once on the loop.
+    private static func peerUID(of channel: Channel) -> EventLoopFuture<UInt32?> {
+        guard let provider = channel as? SocketOptionProvider else {
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields, which a homogeneous
+        // tuple lays out exactly (Swift's Glibc does not import ucred, a _GNU_SOURCE type).
+        let credentials: EventLoopFuture<(UInt32, UInt32, UInt32)> =
+            provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.map { Optional($0.1) }.recover { _ in nil }
+    }
+
+    /// Clients connected now (on the hub's event loop).
+    package var clientCount: Int { roster.count }
+
+    /// Bytes held for all clients now (channel write buffers plus queues; on the hub's event loop).
+    var queuedBytes: Int { roster.sessions.values.reduce(0) { $0 + $1.heldBytes } }
+
+    /// A second after clients leave, hands the heap memory they freed back to the system: glibc keeps
+    /// freed memory for reuse, so the replies of many clients would otherwise stay in the RSS.
+    private func scheduleMemoryTrim() {
+        guard !memoryTrimScheduled else { return }
+        memoryTrimScheduled = true
+        hub.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [weak self] in
+            self?.memoryTrimScheduled = false
+            _ = malloc_trim(0)
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting, sends `{"type":"bye"}` to every client and closes it (a client that does
+    /// not take its bye within `limits.byeTimeout` is closed anyway), then removes the socket file
+    /// unless systemd owns it. Completes when all of that is done; calling it again is harmless.
+    package func shutdown() -> EventLoopFuture<Void> {
+        let loop = hub.eventLoop
+        return loop.flatSubmit { () -> EventLoopFuture<Void> in
+            switch self.phase {
+            case .idle, .starting, .stopped:
+                self.phase = .stopped
+                return loop.makeSucceededVoidFuture()
+            case .stopping, .running:
+                break
+            }
+            self.phase = .stopping
+            let listenerClosed = (self.listener?.close() ?? loop.makeSucceededVoidFuture()).recover { _ in }
+            self.listener = nil
+            let goodbyes = self.roster.sessions.values.compactMap { $0.sayGoodbye(reason: "shutting down") }
+            let clientCount = goodbyes.count
+            return listenerClosed.and(EventLoopFuture.andAllComplete(goodbyes, on: loop)).map { _ in
+                self.removeSocketFile()
+                self.phase = .stopped
+                self.logger.info("socket closed; said bye to \(clientCount) clients")
+            }
+        }
+    }
+
+    private func removeSocketFile() {
+        guard inheritedDescriptor == nil, let boundFile else { return }
+        let socketPath = UnixSocketPath(path)
+        // Only our own file: another process may have replaced it meanwhile.
+        if socketPath.identity() == boundFile { socketPath.unlink() }
+        self.boundFile = nil
+    }
+
+    // MARK: Helpers
+
+    /// Raises the soft RLIMIT_NOFILE to the hard limit, so `max_clients` is reachable.
+    /// Returns the soft limit in force afterwards.
+    @discardableResult
+    package static func raiseOpenFileLimit() -> Int {
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return -1 }
+        guard limit.rlim_cur < limit.rlim_max else { return Int(clamping: limit.rlim_cur) }
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(resource, &raised) == 0 { return Int(clamping: raised.rlim_cur) }
+        // An infinite hard limit may be refused (it is capped by fs.nr_open): try a large finite one.
+        raised.rlim_cur = min(limit.rlim_max, 1 << 20)
+        if setrlimit(resource, &raised) == 0 { return Int(clamping: raised.rlim_cur) }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    private static func describe(_ error: Error) -> String {
+        if let error = error as? IOError { return errnoText(error.errnoCode) }
+        return "\(error)"
+    }
+}
+
+/// Answers a connection that cannot be served with one line, then closes it.
+final class RefusingHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let line: [UInt8]
+    private var sent = false
+
+    init(line: [UInt8]) {
+        self.line = line
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { refuse(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        refuse(context: context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    private func refuse(context: ChannelHandlerContext) {
+        guard !sent else { return }
+        sent = true
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: line))).assumeIsolated().whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CBlueZ
+
+/// What one read of an HCI transport returned.
+package enum HCIReadResult: Hashable, Sendable {
+    /// One packet of this many bytes, H4 type byte first.
+    case packet(Int)
+    /// Nothing queued (EAGAIN).
+    case wouldBlock
+    /// A signal interrupted the call (EINTR): try again.
+    case interrupted
+    /// The other end is gone (a read of 0).
+    case closed
+    case failed(errno: Int32)
+}
+
+/// What one write of an HCI transport did.
+package enum HCIWriteResult: Hashable, Sendable {
+    case written
+    case wouldBlock
+    case interrupted
+    case failed(errno: Int32)
+}
+
+/// A packet-oriented, non-blocking HCI connection: one read or write moves exactly one H4
+/// packet. The daemon's is a raw HCI socket; tests and the benchmark use a SOCK_SEQPACKET
+/// socketpair, which keeps packet boundaries the same way.
+package protocol HCITransport: AnyObject {
+    /// A descriptor to poll for POLLIN (and POLLOUT when a write would block).
+    var descriptor: Int32 { get }
+    /// The kernel's index of the adapter, for its stack-internal device events; nil when the
+    /// transport is not a kernel adapter.
+    var deviceID: UInt16? { get }
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult
+    func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult
+    /// Closes the descriptor; later reads fail.
+    func close()
+}
+
+/// An HCI transport over a descriptor it owns: a raw HCI socket or one end of a socketpair.
+package final class DescriptorHCITransport: HCITransport {
+    package private(set) var descriptor: Int32
+    package let deviceID: UInt16?
+
+    /// Takes ownership of `descriptor` and makes it non-blocking.
+    package init(descriptor: Int32, deviceID: UInt16? = nil) {
+        self.descriptor = descriptor
+        self.deviceID = deviceID
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    deinit { close() }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult {
+        let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+        if count > 0 { return .packet(count) }
+        if count == 0 { return .closed }
+        switch errno {
+        case EAGAIN, EWOULDBLOCK: return .wouldBlock
+        case EINTR: return .interrupted
+        case let code: return .failed(errno: code)
+        }
+    }
+
+    package func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult {
+        let count = Glibc.write(descriptor, packet.baseAddress, packet.count)
+        if count == packet.count { return .written }
+        if count >= 0 { return .failed(errno: EMSGSIZE) }
+        switch errno {
+        case EAGAIN, EWOULDBLOCK: return .wouldBlock
+        case EINTR: return .interrupted
+        case let code: return .failed(errno: code)
+        }
+    }
+
+    package func close() {
+        guard descriptor >= 0 else { return }
+        _ = Glibc.close(descriptor)
+        descriptor = -1
+    }
+}
+
+/// An eventfd that wakes the reader thread's polls when shutdown is requested. Once signalled
+/// it stays readable.
+final class HCIWakeSignal: Sendable {
+    let descriptor: Int32
+
+    init() throws(HCIScannerError) {
+        let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard descriptor >= 0 else { throw .system(adapter: "", operation: "create the scanner's wake eventfd", errno: errno) }
+        self.descriptor = descriptor
+    }
+
+    deinit { _ = Glibc.close(descriptor) }
+
+    func signal() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { Glibc.write(descriptor, $0.baseAddress, 8) }
+    }
+
+    var isSignalled: Bool {
+        var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&probe, 1, 0) > 0
+    }
+}

@@ -1,0 +1,52 @@
+import Logging
+import ServiceLifecycle
+
+/// A live backend that adds its own counters to status replies (read on the hub's event loop
+/// while the backend runs on its own thread, so they are atomics).
+protocol ScannerStatusWriting: Sendable {
+    func writeStatus(into writer: inout JSONWriter)
+}
+
+extension HCIScannerBackend: ScannerStatusWriting {}
+
+extension BlueZScannerBackend: ScannerStatusWriting {
+    func writeStatus(into writer: inout JSONWriter) { counters.writeStatus(into: &writer) }
+}
+
+/// Builds the live scanner backend a configuration names, feeding `sink`. The replay backend
+/// is not live and is built by the daemon itself.
+///
+/// `retriesMissingAdapter`: the daemon (true) waits for an adapter that is not there yet, state
+/// `down`, retrying with backoff; `beacond scan` (false) fails at once with the reason.
+package enum LiveScanner {
+    package static func make(
+        _ scanner: DaemonConfiguration.Scanner, record: DaemonConfiguration.Record, sink: any AdvertisementSink,
+        retriesMissingAdapter: Bool, logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter()
+    ) throws -> any Service {
+        switch scanner.backend {
+        case .hci:
+            let configuration = HCIScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter)
+            do {
+                // Checked before the recorder rotates any file.
+                try configuration.validate()
+                let recorder = try record.path.map { path throws(BTSnoopRecorderError) in
+                    try BTSnoopRecorder(path: path, maxBytes: record.maxMB * 1_048_576, keep: record.keep,
+                                        logger: logger)
+                }
+                return try HCIScannerBackend(configuration: configuration, sink: sink, recorder: recorder,
+                                             logger: logger, logLimiter: logLimiter)
+            } catch {
+                throw DaemonStartError(description: "\(error)")
+            }
+        case .bluez:
+            if record.path != nil {
+                throw DaemonStartError(description: "--record needs raw HCI; the bluez backend has none: use --backend hci")
+            }
+            return BlueZScannerBackend(
+                configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),
+                sink: sink, logger: logger, logLimiter: logLimiter)
+        case .replay:
+            throw DaemonStartError(description: "the replay backend is not a live scanner")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import BLEPayload
+import Synchronization
+
+/// `beacond scan`'s sink: prints each report as `replay` would, and scanner state changes on
+/// stderr. Only the backend's thread prints; the counters are read at the end.
+package final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sendable {
+    private var printer: ReportPrinter
+    private let readerGoneFlag = Atomic<Bool>(false)
+    /// Until the scanner first comes up, a failure is the command's error, printed once by it.
+    private var cameUp = false
+
+    package init(printer: ReportPrinter) {
+        self.printer = printer
+    }
+
+    /// stdout's reader went away (`beacond scan | head`): time to stop.
+    package var readerGone: Bool { readerGoneFlag.load(ordering: .relaxed) }
+
+    package func receive(_ report: AdvertisingReport, bootMicros: Int64) {
+        printer.print(report)
+    }
+
+    package func flush() {
+        printer.output.flush()
+        if printer.output.readerGone { readerGoneFlag.store(true, ordering: .relaxed) }
+    }
+
+    package func scannerStateChanged(_ state: ScannerStatus.State, detail: String?) {
+        if state == .up { cameUp = true }
+        guard cameUp else { return }
+        printer.output.flush()
+        printError("beacond scan: scanner \(state.rawValue)\(detail.map { ": \(TerminalText.escaped($0))" } ?? "")")
+    }
+
+    /// The closing line on stderr; call once the backend has stopped.
+    package func summary(elapsedMicros: Int64) -> String {
+        let seconds = Double(max(elapsedMicros, 1)) / 1_000_000
+        return "scan: \(printer.reports) reports, \(printer.signalSummary); "
+            + "\(Int(seconds.rounded())) s, \(Int(Double(printer.reports) / seconds)) reports/s"
+    }
+}

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The signals `beacond run` handles itself: SIGHUP reloads, SIGTERM and SIGINT stop gracefully.
+///
+/// Their default action kills the process, and the handlers (`UnixSignalsSequence`, which reads them
+/// through libdispatch's signalfd) exist only once the daemon is set up, tens of milliseconds after
+/// exec. So `main` blocks them first, in the main thread before any other thread exists: every
+/// thread inherits the mask, a signal that comes early stays pending instead of killing the daemon,
+/// and the signalfd delivers it once the handlers are there (an early SIGHUP reloads, an early
+/// SIGTERM stops gracefully). Other commands keep the default actions, so Ctrl-C stops `scan`.
+package enum DaemonSignals {
+    static let handled: [Int32] = [SIGHUP, SIGTERM, SIGINT]
+
+    /// True when the command line runs the daemon (`beacond run …`). The root command takes no
+    /// options, so the subcommand is always the first argument.
+    package static func needed(arguments: [String]) -> Bool {
+        arguments.dropFirst().first == "run"
+    }
+
+    /// Blocks `handled` in the calling thread; false if the kernel refused.
+    @discardableResult
+    package static func block() -> Bool {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in handled { sigaddset(&set, signal) }
+        return pthread_sigmask(SIG_BLOCK, &set, nil) == 0
+    }
+
+    /// Whether `signal` is blocked in the calling thread.
+    static func isBlocked(_ signal: Int32) -> Bool {
+        var current = sigset_t()
+        guard pthread_sigmask(SIG_BLOCK, nil, &current) == 0 else { return false }
+        return sigismember(&current, signal) == 1
+    }
+}
