@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemPackage
 
 /// A buffered writer to a file descriptor (stdout, stderr). A reader that went
 /// away (EPIPE) is remembered, and further output is discarded.
@@ -31,20 +32,23 @@ package final class OutputStream {
     package func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }
         guard !readerGone else { return }
-        var offset = 0
+        let descriptor = FileDescriptor(rawValue: fd)
         buffer.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
+            var offset = 0
             while offset < raw.count {
-                let written = Glibc.write(fd, base + offset, raw.count - offset)
-                if written > 0 {
+                do {
+                    let written = try descriptor.write(UnsafeRawBufferPointer(rebasing: raw[offset...]))
+                    guard written > 0 else { break }
                     offset += written
-                } else if written < 0 && (errno == EINTR || errno == EAGAIN) {
-                    continue
-                } else {
-                    readerGone = true
-                    return
+                } catch Errno.wouldBlock {
+                    // A non-blocking descriptor shared with the parent: wait until it drains.
+                    var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&entry, 1, -1)
+                } catch {
+                    break
                 }
             }
+            if offset < raw.count { readerGone = true }
         }
     }
 }

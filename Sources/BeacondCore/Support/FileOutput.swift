@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemPackage
 
 /// A file that could not be written: which, and why.
 struct FileWriteError: Error, CustomStringConvertible {
@@ -22,18 +23,12 @@ package enum FileOutput {
         let temporary = path + ".tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileWriteError(path: temporary, operation: "create", code: errno) }
-        var offset = 0
-        let failure: Int32? = bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                guard let base = raw.baseAddress else { return nil }
-                let written = Glibc.write(fd, base + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return fsync(fd) == 0 ? nil : errno
+        let failure: Int32?
+        do {
+            try FileDescriptor(rawValue: fd).writeAll(bytes)
+            failure = fsync(fd) == 0 ? nil : errno
+        } catch {
+            failure = (error as? Errno)?.rawValue ?? EIO
         }
         close(fd)
         if let failure {

@@ -1,3 +1,4 @@
+import SystemPackage
 import Logging
 import Synchronization
 
@@ -42,18 +43,7 @@ struct LogSink: Sendable {
 
     /// Standard error, one `write(2)` per line, so lines from different threads do not interleave.
     static let stderr = LogSink { line in
-        var line = line
-        line.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        _ = try? FileDescriptor.standardError.writeAll(line.utf8)
     }
 }
 

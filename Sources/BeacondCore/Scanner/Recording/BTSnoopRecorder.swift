@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemPackage
 import BLEPayload
 import Logging
 import Synchronization
@@ -166,18 +167,11 @@ package final class BTSnoopRecorder: @unchecked Sendable {
 
     /// Writes everything; the errno of a failure, or nil.
     private func writeAll(_ bytes: [UInt8]) -> Int32? {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = Glibc.write(descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += count
-            }
-            written += raw.count
+        do {
+            written += try FileDescriptor(rawValue: descriptor).writeAll(bytes)
             return nil
+        } catch {
+            return (error as? Errno)?.rawValue ?? EIO
         }
     }
 
