@@ -20,6 +20,9 @@ package final class Daemon {
     private let levelControl: LogLevelControl
     private let logger: Logger
     private let group: MultiThreadedEventLoopGroup
+    /// AsyncHTTPClient's own loop, so TLS handshakes and body parsing never delay the hub's fan-out.
+    /// Created only when there is a remote to poll.
+    private let httpGroup: MultiThreadedEventLoopGroup?
     private let hub: TrackStateHub
     private let server: TrackStateServer
     private let notifier = SystemdNotifier()
@@ -90,11 +93,13 @@ package final class Daemon {
         }
 
         if let url = configuration.remote.url {
+            let httpGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            self.httpGroup = httpGroup
             let store = RemoteStateStore(stateDirectory: configuration.stateDir, logger: logger, logLimiter: .shared)
             do {
                 poller = try RemoteStatePoller(
                     configuration: Self.pollerConfiguration(url: url, configuration.remote),
-                    sink: HubRemoteSink(hub: hub, store: store), logger: logger, eventLoopGroup: group,
+                    sink: HubRemoteSink(hub: hub, store: store), logger: logger, eventLoopGroup: httpGroup,
                     logLimiter: .shared)
             } catch {
                 throw DaemonStartError(description: "remote: \(error)")
@@ -104,6 +109,7 @@ package final class Daemon {
                 logger.info("restored the last known remote state, \(restoration.age / 1_000_000) s old\(restoration.isLatched ? ", evacuation latched" : "")")
             }
         } else {
+            httpGroup = nil
             poller = nil
         }
     }
@@ -115,30 +121,15 @@ package final class Daemon {
             bearerTokenFile: remote.bearerTokenFile)
     }
 
-    /// Runs until SIGTERM or SIGINT, then shuts down: sources stop, clients are told `bye`, the
-    /// socket file is removed (unless systemd owns it).
+    /// Runs until SIGTERM or SIGINT, then shuts down: the sources stop, the hub publishes the last
+    /// state, clients are told `bye`, the socket file is removed (unless systemd owns it).
+    ///
+    /// Everything runs as one service group with SIGTERM and SIGINT as its graceful shutdown
+    /// signals. The group starts its services in order and stops them in reverse, so the order
+    /// of `services` is the shutdown order read backwards: server, hub, then the sources.
     package func run() async throws {
-        // Trap the signals before anything listens, so a SIGTERM, SIGINT or SIGHUP that comes
-        // early is handled like any other instead of killing the process.
-        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        // Trap SIGHUP before anything listens, so an early one reloads instead of being lost.
         let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
-        var services: [any Service] = [ReloadService(daemon: self, signals: reloadSignals),
-                                      LogSummaryService(limiter: .shared, logger: logger)]
-        if let backend { services.append(backend) }
-        if let poller { services.append(poller) }
-        if let interval = SystemdNotifier.watchdogInterval() {
-            services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
-        }
-        let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
-        let logger = logger
-        let stopper = Task {
-            for await signal in stopSignals {
-                logger.limited(limiter: .shared, .info, "signal", "\(signal): shutting down")
-                await serviceGroup.triggerGracefulShutdown()
-            }
-        }
-        defer { stopper.cancel() }
-
         let hub = hub
         let notifier = notifier
         let poller = poller
@@ -152,28 +143,37 @@ package final class Daemon {
             scanner?.writeStatus(into: &writer)
             poller?.writeStatus(into: &writer)
         }
-        try await hub.eventLoop.submit { hub.start() }.get()
-        do {
-            try await server.start().get()
-        } catch {
-            try? await hub.eventLoop.submit { hub.stop() }.get()
-            try? await group.shutdownGracefully()
-            throw DaemonStartError(description: "\(error)")
+        let logger = logger
+        let socketPath = configuration.socket.path
+        let banner = "beacond \(BeacondVersion.current) listening on \(socketPath), backend "
+            + configuration.scanner.backend.rawValue + (configuration.remote.url.map { ", remote \($0)" } ?? "")
+        let server = TrackStateServerService(server: server, listening: {
+            logger.info("\(banner)")
+            _ = notifier.ready(status: "listening on \(socketPath)")
+        }, logger: logger)
+        var services: [any Service] = [server, TrackStateHubService(hub: hub),
+                                      ReloadService(daemon: self, signals: reloadSignals),
+                                      LogSummaryService(limiter: .shared, logger: logger)]
+        if let interval = SystemdNotifier.watchdogInterval() {
+            services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
         }
-        logger.info("beacond \(BeacondVersion.current) listening on \(configuration.socket.path), backend \(configuration.scanner.backend.rawValue)\(configuration.remote.url.map { ", remote \($0)" } ?? "")")
-        _ = notifier.ready(status: "listening on \(configuration.socket.path)")
+        if let poller { services.append(poller) }
+        if let backend { services.append(backend) }
+        let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 
         var failure: Error?
         do {
             try await serviceGroup.run()
+        } catch let error as DaemonStartError {
+            failure = error
         } catch {
             failure = error
             logger.error("stopping after an error: \(error)")
         }
         _ = notifier.stopping()
-        try? await server.shutdown().get()
-        try? await hub.eventLoop.submit { hub.stop() }.get()
         try? await group.shutdownGracefully()
+        try? await httpGroup?.shutdownGracefully()
         logger.info("beacond stopped")
         if let failure { throw failure }
     }

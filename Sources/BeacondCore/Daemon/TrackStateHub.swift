@@ -441,6 +441,13 @@ package final class TrackStateHub: @unchecked Sendable {
 
     // MARK: Timers
 
+    /// Publishes what the engine's deadlines changed up to now; the daemon calls it once more when
+    /// it stops, so the last state clients see before `bye` is current.
+    func publishDueChanges() {
+        eventLoop.preconditionInEventLoop()
+        checkDeadlines()
+    }
+
     private func checkDeadlines() {
         let now = clock.now()
         guard let deadline = driver.engine.nextDeadline(after: driver.engine.clock), deadline <= now else { return }
