@@ -15,7 +15,7 @@ APT_BENCH  := tshark time
 BIN        := .build/debug/beacond
 EXAMPLE    := out/race-weekend.btsnoop
 
-.PHONY: all deps deps-bench build release test demo bench bench-memory clean
+.PHONY: all deps deps-bench build release lint test demo bench bench-memory clean
 
 all: build
 
@@ -43,13 +43,24 @@ deps-bench: deps
 build: deps
 	$(SWIFT) build
 
+# Style: `swift format lint --strict` with the checked-in .swift-format, no line over 120 columns,
+# and no source file over 400 lines unless its header says why it is one unit ("One unit:").
+SWIFT_DIRS := Sources Tests Benchmarks
+lint:
+	$(SWIFT) format lint --strict --parallel --recursive $(SWIFT_DIRS) Package.swift
+	@long=$$(grep -rn --include='*.swift' '.\{121,\}' $(SWIFT_DIRS) | cut -c1-100); \
+		if [ -n "$$long" ]; then echo "lines over 120 columns:"; echo "$$long"; exit 1; fi
+	@big=$$(find $(SWIFT_DIRS) -name '*.swift' | while read f; do \
+		[ $$(wc -l < "$$f") -gt 400 ] && ! head -15 "$$f" | grep -q 'One unit:' && echo "$$f: $$(wc -l < "$$f") lines"; \
+		done; true); if [ -n "$$big" ]; then echo "files over 400 lines:"; echo "$$big"; exit 1; fi
+
 # Three runs, so that tests which bound real time (the remote poller against a local server, the
 # scanner backends' threads and shutdowns) never wait behind tests that block Swift's two
 # cooperative threads (the end-to-end tests block on the binary's pipes; some socket and logging
 # tests wait synchronously). Swift Testing's closing lines are summed into a plain
 # "N passed, 0 failed" line at the end.
 TIMED_SUITES := RemoteFetchTests|RemoteTLSTests|RemotePollerTests|RemotePollerLifecycleTests|RemotePollerDocumentTests|HCIScanner|BlueZScannerBackendTests
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	@set -o pipefail; $(SWIFT) test --skip-build --skip EndToEndTests --skip '$(TIMED_SUITES)' 2>&1 | tee .build/test.log
 	@set -o pipefail; $(SWIFT) test --skip-build --filter '$(TIMED_SUITES)' 2>&1 | tee -a .build/test.log
