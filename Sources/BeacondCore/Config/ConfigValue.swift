@@ -204,33 +204,14 @@ package enum ConfigValueParser {
         return level
     }
 
-    /// `http://host…`, `https://host…` or `file:///path`.
+    /// `http://host…`, `https://host…` or `file:///path`: `RemoteURL`'s rules.
     static func url(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
         let text = try string(value, expected: "a URL")
-        guard let range = text.firstRange(of: "://") else {
-            throw ConfigValueProblem("\(quoted(text)) is not a URL (expected http://, https:// or file://)", at: value)
+        do throws(RemoteURL.Problem) {
+            return try RemoteURL(parsing: text).text
+        } catch {
+            throw ConfigValueProblem(error.reason, at: value)
         }
-        let scheme = text[..<range.lowerBound].lowercased()
-        let rest = text[range.upperBound...]
-        if text.contains(where: \.isWhitespace) {
-            throw ConfigValueProblem("\(quoted(text)) contains whitespace", at: value)
-        }
-        switch scheme {
-        case "http", "https":
-            let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            let host = authority.split(separator: "@").last.map(String.init) ?? ""
-            if host.isEmpty || host.hasPrefix(":") {
-                throw ConfigValueProblem("\(quoted(text)) has no host", at: value)
-            }
-        case "file":
-            if !rest.hasPrefix("/") {
-                throw ConfigValueProblem("\(quoted(text)) needs an absolute path (file:///path)", at: value)
-            }
-        default:
-            throw ConfigValueProblem(
-                "unsupported URL scheme \(quoted(scheme)) (expected http, https or file)", at: value)
-        }
-        return text
     }
 
     /// The entries of a list: a YAML sequence of scalars, or one comma-separated scalar.

@@ -153,10 +153,10 @@ package struct DaemonConfiguration: Hashable, Sendable {
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 
-    init() {}
+    package init() {}
 
     /// The fusion engine's settings.
-    func fusionConfiguration() -> FusionConfiguration {
+    package func fusionConfiguration() -> FusionConfiguration {
         FusionConfiguration(
             policy: fusion.policy, minRSSI: fusion.minRSSI, zones: fusion.zones, allow: fusion.allow,
             maxTTL: fusion.maxTTL, maxEntries: fusion.maxEntries, staleAfter: remote.staleAfter,

@@ -90,21 +90,6 @@ package struct DurationRange: Hashable, Sendable {
     func contains(_ value: Int64) -> Bool { micros.contains(value) || (zeroTurnsOff && value == 0) }
 }
 
-extension ConfigKey {
-    /// The range of a duration key; nil for keys that are not durations.
-    var durationRange: DurationRange? {
-        switch self {
-        case .scannerSilenceRestart: .silenceRestart
-        case .remotePollInterval: .pollInterval
-        case .remoteTimeout: .timeout
-        case .remoteStaleAfter: .staleAfter
-        case .fusionMaxTTL: .maxTTL
-        case .fusionDeescalationHold: .deescalationHold
-        default: nil
-        }
-    }
-}
-
 extension ConfigValueParser {
     /// Seconds as a decimal with up to six places, exactly, in microseconds, within `range`.
     static func duration(_ value: RawConfigValue, in range: DurationRange) throws(ConfigValueProblem) -> Int64 {

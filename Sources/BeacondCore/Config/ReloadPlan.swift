@@ -26,12 +26,12 @@ struct ReloadPlan: Sendable {
 
     /// The fusion engine needs `configuration.fusionConfiguration()`.
     var fusionChanged: Bool {
-        applied.contains { $0.key.rawValue.hasPrefix("fusion.") || $0.key == .remoteStaleAfter }
+        applied.contains { $0.key.reloadEffect.contains(.fusion) }
     }
 
     /// The remote poller needs the new URL, interval, timeout, CA or token file.
     var remoteChanged: Bool {
-        applied.contains { $0.key.rawValue.hasPrefix("remote.") && $0.key != .remoteStaleAfter }
+        applied.contains { $0.key.reloadEffect.contains(.remote) }
     }
 
     var logLevelChanged: Bool { applies(.logLevel) }

@@ -16,29 +16,17 @@ enum RemoteEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// `file://`: read from disk.
     case file(path: String)
 
+    /// `remote.url`, by `RemoteURL`'s rules (the config file's).
     init(parsing text: String) throws {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw RemoteConfigurationError(reason: "remote URL \"\(TerminalText.escaped(text))\" is not a URL")
+        let url: RemoteURL
+        do throws(RemoteURL.Problem) {
+            url = try RemoteURL(parsing: text)
+        } catch {
+            throw RemoteConfigurationError(reason: "remote URL: \(error.reason)")
         }
-        switch scheme {
-        case "http", "https":
-            guard let host = url.host, !host.isEmpty else {
-                throw RemoteConfigurationError(reason: "remote URL \"\(TerminalText.escaped(text))\" has no host")
-            }
-            self = .http(url: text, secure: scheme == "https")
-        case "file":
-            if let host = url.host, !host.isEmpty, host != "localhost" {
-                throw RemoteConfigurationError(
-                    reason: "remote URL \"\(TerminalText.escaped(text))\": a file:// URL cannot name a host")
-            }
-            let path = url.path
-            guard path.hasPrefix("/") else {
-                throw RemoteConfigurationError(reason: "remote URL \"\(TerminalText.escaped(text))\" has no path")
-            }
-            self = .file(path: path)
-        default:
-            throw RemoteConfigurationError(
-                reason: "remote URL \"\(TerminalText.escaped(text))\": scheme must be http, https or file")
+        switch url.target {
+        case .http(let secure): self = .http(url: text, secure: secure)
+        case .file(let path): self = .file(path: path)
         }
     }
 

@@ -27,14 +27,10 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
     var json = false
 
-    @Option(name: .customLong("company-id"),
+    @Option(name: .configKey(.scannerCompanyID),
             help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"),
-            transform: { text in
-                IntegerArgument(try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
-                    try ConfigValueParser.integer(value, in: 0...UInt16.max)
-                })
-            })
-    var companyID = IntegerArgument<UInt16>(GeoRacingSignal.defaultCompanyID)
+            transform: ConfigFlag.checked(.scannerCompanyID))
+    var companyID = ConfigFlag.defaultValue(.scannerCompanyID)
 
     @Flag(help: "Print the published track state over time instead of reports (one capture).")
     var timeline = false
@@ -47,36 +43,35 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "Fusion policy: safety, beacon-first or most-severe (--timeline).")
     var policy: Policy = .safety
 
-    @Option(name: .customLong("min-rssi"), parsing: .unconditional,
+    // The fusion flags are their config keys' (ConfigKey.spec): the same parsers and ranges as `run`.
+    @Option(name: .configKey(.fusionMinRSSI), parsing: .unconditional,
             help: ArgumentHelp("Ignore overrides weaker than this, dBm, -127 to 20 (--timeline).", valueName: "dbm"),
-            transform: { text in
-                IntegerArgument(try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
-                    try ConfigValueParser.integer(value, in: -127...20)
-                })
-            })
-    var minRSSI = IntegerArgument<Int>(FusionConfiguration.defaultMinRSSI)
+            transform: ConfigFlag.checked(.fusionMinRSSI))
+    var minRSSI = ConfigFlag.defaultValue(.fusionMinRSSI)
 
-    @Option(name: .customLong("stale-after"),
+    @Option(name: .configKey(.remoteStaleAfter),
             help: ArgumentHelp("Seconds a remote fetch stays fresh, 0.1 to 86400 (--timeline).", valueName: "seconds"),
-            transform: SecondsArgument.parser(.staleAfter))
-    var staleAfter = SecondsArgument(micros: FusionConfiguration.defaultStaleAfter)
+            transform: ConfigFlag.checked(.remoteStaleAfter))
+    var staleAfter = ConfigFlag.defaultValue(.remoteStaleAfter)
 
+    /// `run` has no flag for `fusion.max_ttl`: the name is replay's own, the parser the key's.
     @Option(name: .customLong("max-ttl"),
             help: ArgumentHelp("Longest an override stays active, seconds, 0.1 to 86400 (--timeline).",
                                valueName: "seconds"),
-            transform: SecondsArgument.parser(.maxTTL))
-    var maxTTL = SecondsArgument(micros: FusionConfiguration.defaultMaxTTL)
+            transform: ConfigFlag.checked(.fusionMaxTTL))
+    var maxTTL = ConfigFlag.defaultValue(.fusionMaxTTL)
 
-    @Option(name: .customLong("deescalation-hold"),
+    @Option(name: .configKey(.fusionDeescalationHold),
             help: ArgumentHelp("Seconds a lowered or cleared beacon claim stays in force, 0.1 to 10 (--timeline).",
                                valueName: "seconds"),
-            transform: SecondsArgument.parser(.deescalationHold))
-    var deescalationHold = SecondsArgument(micros: FusionConfiguration.defaultDeescalationHold)
+            transform: ConfigFlag.checked(.fusionDeescalationHold))
+    var deescalationHold = ConfigFlag.defaultValue(.fusionDeescalationHold)
 
-    @Option(help: ArgumentHelp("Zones whose beacons may override, comma-separated; default all (--timeline).",
+    @Option(name: .configKey(.fusionZones),
+            help: ArgumentHelp("Zones whose beacons may override, comma-separated; default all (--timeline).",
                                valueName: "list"),
-            transform: ZoneListArgument.parse)
-    var zones: ZoneListArgument?
+            transform: ConfigFlag.checked(.fusionZones))
+    var zones: ConfigFlag?
 
     @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
     var captures: [String]
@@ -93,12 +88,24 @@ struct ReplayCommand: ParsableCommand {
         }
     }
 
+    /// The company id and fusion settings, from the flags checked by their keys' parsers.
+    func checkedSettings() throws -> DaemonConfiguration {
+        do throws(ConfigurationError) {
+            return try DaemonOverrides([companyID, minRSSI, staleAfter, maxTTL, deescalationHold, zones])
+                .applied(to: DaemonConfiguration())
+        } catch {
+            printError("beacond replay: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+
     func run() throws {
-        if timeline { return try runTimeline() }
+        let settings = try checkedSettings()
+        if timeline { return try runTimeline(settings) }
         let output = OutputStream(fd: STDOUT_FILENO)
         var session = ReplaySession(
-            formatter: ReportFormatter(decoder: GeoRacingDecoder(companyID: companyID.value)), all: all, json: json,
-            output: output)
+            formatter: ReportFormatter(decoder: GeoRacingDecoder(companyID: settings.scanner.companyID)), all: all,
+            json: json, output: output)
         let started = MonotonicClock.micros()
         var failed = false
         session.printer.printHeader()
@@ -119,7 +126,7 @@ struct ReplayCommand: ParsableCommand {
 }
 
 extension ReplayCommand {
-    func runTimeline() throws {
+    func runTimeline(_ settings: DaemonConfiguration) throws {
         let remote: RemoteTimeline?
         do {
             remote = try remoteTimeline.map { try RemoteTimeline(path: $0) }
@@ -127,11 +134,10 @@ extension ReplayCommand {
             printError("beacond replay: error: \(error)")
             throw ExitCode(1)
         }
-        let configuration = FusionConfiguration(
-            policy: policy, minRSSI: minRSSI.value, zones: zones?.zones ?? [], maxTTL: maxTTL.micros,
-            staleAfter: staleAfter.micros, deescalationHold: deescalationHold.micros)
+        var configuration = settings.fusionConfiguration()
+        configuration.policy = policy
         let replay = TimelineReplay(
-            configuration: configuration, decoder: GeoRacingDecoder(companyID: companyID.value), json: json,
+            configuration: configuration, decoder: GeoRacingDecoder(companyID: settings.scanner.companyID), json: json,
             output: OutputStream(fd: STDOUT_FILENO))
         let started = MonotonicClock.micros()
         let summary: TimelineReplay.Summary

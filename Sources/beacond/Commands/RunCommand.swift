@@ -22,59 +22,60 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup(title: "Scanner")
     var scanner: ScannerOptions
 
-    @Option(help: ArgumentHelp("Capture for --backend replay (scanner.replay).", valueName: "file"))
-    var replay: String?
+    @Option(key: .scannerReplay, help: "Capture for --backend replay", valueName: "file")
+    var replay: ConfigFlag?
 
-    @Option(help: ArgumentHelp("Replay speed: a factor of real time, or max (scanner.speed).", valueName: "x|max"))
-    var speed: String?
+    @Option(key: .scannerSpeed, help: "Replay speed: a factor of real time, or max", valueName: "x|max")
+    var speed: ConfigFlag?
 
-    @Flag(help: "Replay the capture again and again (scanner.loop).")
+    @Flag(key: .scannerLoop, help: "Replay the capture again and again")
     var loop = false
 
-    @Option(name: .customLong("remote-url"),
-            help: ArgumentHelp("Venue API state URL: http://, https:// or file:// (remote.url).", valueName: "url"))
-    var remoteURL: String?
+    @Option(key: .remoteURL, help: "Venue API state URL: http://, https:// or file://", valueName: "url")
+    var remoteURL: ConfigFlag?
 
-    @Option(name: .customLong("poll-interval"), help: ArgumentHelp("Seconds between polls (remote.poll_interval).", valueName: "s"))
-    var pollInterval: String?
+    @Option(key: .remotePollInterval, help: "Seconds between polls", valueName: "s")
+    var pollInterval: ConfigFlag?
 
-    @Option(help: ArgumentHelp("Seconds a poll may take (remote.timeout).", valueName: "s"))
-    var timeout: String?
+    @Option(key: .remoteTimeout, help: "Seconds a poll may take", valueName: "s")
+    var timeout: ConfigFlag?
 
-    @Option(name: .customLong("stale-after"),
-            help: ArgumentHelp("Seconds a fetched state stays fresh (remote.stale_after).", valueName: "s"))
-    var staleAfter: String?
+    @Option(key: .remoteStaleAfter, help: "Seconds a fetched state stays fresh", valueName: "s")
+    var staleAfter: ConfigFlag?
 
-    @Option(help: ArgumentHelp("safety, beacon-first or most-severe (fusion.policy).", valueName: "policy"))
-    var policy: String?
+    @Option(key: .fusionPolicy, help: "safety, beacon-first or most-severe", valueName: "policy")
+    var policy: ConfigFlag?
 
-    @Option(name: .customLong("min-rssi"), parsing: .unconditional,
-            help: ArgumentHelp("Ignore overrides weaker than this, dBm (fusion.min_rssi).", valueName: "dbm"))
-    var minRSSI: String?
+    @Option(key: .fusionMinRSSI, parsing: .unconditional, help: "Ignore overrides weaker than this, dBm",
+            valueName: "dbm")
+    var minRSSI: ConfigFlag?
 
-    @Option(help: ArgumentHelp("Zones whose beacons may override, comma-separated (fusion.zones).", valueName: "list"))
-    var zones: String?
+    @Option(key: .fusionZones, help: "Zones whose beacons may override, comma-separated", valueName: "list")
+    var zones: ConfigFlag?
 
-    @Option(name: .customLong("deescalation-hold"),
-            help: ArgumentHelp("Seconds a lowered or cleared beacon claim stays in force (fusion.deescalation_hold).",
-                               valueName: "s"))
-    var deescalationHold: String?
+    @Option(key: .fusionDeescalationHold, help: "Seconds a lowered or cleared beacon claim stays in force",
+            valueName: "s")
+    var deescalationHold: ConfigFlag?
 
-    @Option(help: ArgumentHelp("Unix socket path (socket.path).", valueName: "path"))
-    var socket: String?
+    @Option(key: .socketPath, help: "Unix socket path", valueName: "path")
+    var socket: ConfigFlag?
 
-    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the last remote state is kept (state_dir).", valueName: "dir"))
-    var stateDir: String?
+    @Option(key: .stateDir, help: "Where the last remote state is kept", valueName: "dir")
+    var stateDir: ConfigFlag?
 
-    @Option(name: .customLong("log-level"),
-            help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (log.level).", valueName: "level"))
-    var logLevel: String?
+    @Option(key: .logLevel, help: "trace, debug, info, notice, warning, error or critical", valueName: "level")
+    var logLevel: ConfigFlag?
+
+    /// The flags given, as overrides of their config keys.
+    var overrides: DaemonOverrides {
+        DaemonOverrides(scanner.flags + [
+            replay, speed, .switched(.scannerLoop, loop), remoteURL, pollInterval, timeout, staleAfter, policy,
+            minRSSI, zones, deescalationHold, socket, stateDir, logLevel,
+        ])
+    }
 
     func run() async throws {
-        let overrides = scanner.applied(to: DaemonOverrides(
-            replay: replay, speed: speed, loop: loop ? true : nil, remoteURL: remoteURL, pollInterval: pollInterval,
-            timeout: timeout, staleAfter: staleAfter, policy: policy, minRSSI: minRSSI, zones: zones, socket: socket,
-            stateDir: stateDir, logLevel: logLevel, deescalationHold: deescalationHold))
+        let overrides = self.overrides
         let path = config ?? DaemonConfiguration.defaultPathIfPresent()
         let configuration: DaemonConfiguration
         do throws(ConfigurationError) {

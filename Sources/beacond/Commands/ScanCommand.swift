@@ -45,7 +45,7 @@ struct ScanCommand: AsyncParsableCommand {
     var logLevel: String?
 
     func validate() throws {
-        if scanner.backend == ScannerBackend.replay.rawValue {
+        if scanner.backend?.text == ScannerBackend.replay.rawValue {
             throw ValidationError("scan listens with hci or bluez; to read a capture use `beacond replay CAPTURE`")
         }
     }
@@ -55,7 +55,7 @@ struct ScanCommand: AsyncParsableCommand {
         var settings: DaemonConfiguration
         do throws(ConfigurationError) {
             settings = try DaemonConfiguration.load(
-                path: path, overrides: scanner.applied(to: DaemonOverrides(logLevel: logLevel ?? "warning")))
+                path: path, overrides: DaemonOverrides([ConfigFlag(.logLevel, logLevel ?? "warning")] + scanner.flags))
         } catch {
             printError("beacond scan: \(error)")
             throw ExitCode(error.exitCode)

@@ -3,53 +3,37 @@ import ArgumentParser
 
 /// The live scanner's flags, shared by `run` and `scan`. Each overrides its config key.
 struct ScannerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Scanner backend: hci or bluez; run also takes replay (scanner.backend).",
-                               valueName: "backend"))
-    var backend: String?
+    @Option(key: .scannerBackend, help: "Scanner backend: hci or bluez; run also takes replay", valueName: "backend")
+    var backend: ConfigFlag?
 
-    @Option(help: ArgumentHelp("Bluetooth adapter (scanner.adapter).", valueName: "hciN"))
-    var adapter: String?
+    @Option(key: .scannerAdapter, help: "Bluetooth adapter", valueName: "hciN")
+    var adapter: ConfigFlag?
 
-    @Option(name: .customLong("company-id"),
-            help: ArgumentHelp("GeoRacing company id, decimal or 0x hex (scanner.company_id).", valueName: "id"))
-    var companyID: String?
+    @Option(key: .scannerCompanyID, help: "GeoRacing company id, decimal or 0x hex", valueName: "id")
+    var companyID: ConfigFlag?
 
-    @Flag(help: "hci: scan actively, sending scan requests (scanner.active). Passive by default.")
+    @Flag(key: .scannerActive, help: "hci: scan actively, sending scan requests; passive by default")
     var active = false
 
-    @Option(name: .customLong("scan-interval-ms"),
-            help: ArgumentHelp("hci: how often the controller starts listening, ms (scanner.scan_interval_ms).",
-                               valueName: "ms"))
-    var scanIntervalMs: String?
+    @Option(key: .scannerScanInterval, help: "hci: how often the controller starts listening, ms", valueName: "ms")
+    var scanIntervalMs: ConfigFlag?
 
-    @Option(name: .customLong("scan-window-ms"),
-            help: ArgumentHelp("hci: how long it listens each time, ms; at most the interval (scanner.scan_window_ms).",
-                               valueName: "ms"))
-    var scanWindowMs: String?
+    @Option(key: .scannerScanWindow, help: "hci: how long it listens each time, ms; at most the interval",
+            valueName: "ms")
+    var scanWindowMs: ConfigFlag?
 
-    @Option(help: ArgumentHelp("hci: record what the controller sends, as btsnoop (record.path).", valueName: "file"))
-    var record: String?
+    @Option(key: .recordPath, help: "hci: record what the controller sends, as btsnoop", valueName: "file")
+    var record: ConfigFlag?
 
-    @Option(name: .customLong("record-max-mb"),
-            help: ArgumentHelp("Rotate the recording past this size, MB (record.max_mb).", valueName: "mb"))
-    var recordMaxMB: String?
+    @Option(key: .recordMaxMB, help: "Rotate the recording past this size, MB", valueName: "mb")
+    var recordMaxMB: ConfigFlag?
 
-    @Option(name: .customLong("record-keep"),
-            help: ArgumentHelp("Rotated recordings kept: FILE.1 ... FILE.N (record.keep).", valueName: "n"))
-    var recordKeep: String?
+    @Option(key: .recordKeep, help: "Rotated recordings kept: FILE.1 ... FILE.N", valueName: "n")
+    var recordKeep: ConfigFlag?
 
-    /// These flags as overrides on top of `base`.
-    func applied(to base: DaemonOverrides) -> DaemonOverrides {
-        var overrides = base
-        overrides.backend = backend
-        overrides.adapter = adapter
-        overrides.companyID = companyID
-        overrides.active = active ? true : nil
-        overrides.scanIntervalMs = scanIntervalMs
-        overrides.scanWindowMs = scanWindowMs
-        overrides.record = record
-        overrides.recordMaxMB = recordMaxMB
-        overrides.recordKeep = recordKeep
-        return overrides
+    /// The flags given.
+    var flags: [ConfigFlag?] {
+        [backend, adapter, companyID, .switched(.scannerActive, active), scanIntervalMs, scanWindowMs, record,
+         recordMaxMB, recordKeep]
     }
 }
