@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Glibc
 import Logging
@@ -458,7 +459,7 @@ final class HCIHarness: Sendable {
         let harness = try HCIHarness([controller])
         let group = ServiceGroup(services: [harness.backend], logger: HCITestLogger.quiet)
         let task = Task { try await group.run() }
-        #expect(await harness.sink.state(.up))
+        #expect(await harness.sink.waitForState(.up))
         let stopping = ContinuousClock.now
         await group.triggerGracefulShutdown()
         try await task.value
@@ -477,7 +478,7 @@ final class HCIHarness: Sendable {
         let controller = FakeController()
         let harness = try HCIHarness([controller])
         let task = Task { try await harness.backend.run() }
-        #expect(await harness.sink.state(.up))
+        #expect(await harness.sink.waitForState(.up))
         task.cancel()
         try await task.value
         #expect(controller.commands.last == HCIScanSetup.enable(.legacy, false))

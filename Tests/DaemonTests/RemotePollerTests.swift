@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
@@ -416,7 +417,7 @@ struct RemotePollerTests {
             try poller.update(RemotePollerConfiguration(url: "gopher://nowhere"))
         }
         try poller.update(RemotePollerConfiguration(url: "file://\(directory)/b.json", pollInterval: .seconds(60)))
-        #expect(await sink.wait(upTo: .seconds(2)) { $0.count == 2 })
+        #expect(await sink.wait(within: 2) { $0.count == 2 })
         #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN")),
                                 .fetched(RemoteSnapshot(globalMode: "YELLOW"))])
         task.cancel()
