@@ -13,7 +13,8 @@ package final class BlueZMockBus: @unchecked Sendable {
     package static func python() throws -> String {
         let python = RepositoryPaths.root.appendingPathComponent(".venv/bin/python3").path
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw TestSupportError("python-dbusmock is missing: \(python) does not exist; run `make deps` (it creates .venv)")
+            throw TestSupportError(
+                "python-dbusmock is missing: \(python) does not exist; run `make deps` (it creates .venv)")
         }
         return python
     }
@@ -73,7 +74,10 @@ package final class BlueZMockBus: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         bus = process
-        guard await waitUntil(within: 5, every: .milliseconds(10), { FileManager.default.fileExists(atPath: socketPath) }) else {
+        let socketPath = socketPath
+        guard await waitUntil(within: 5, every: .milliseconds(10), {
+            FileManager.default.fileExists(atPath: socketPath)
+        }) else {
             throw TestSupportError("dbus-daemon did not create \(socketPath)")
         }
     }
@@ -145,7 +149,8 @@ package final class BlueZMockBus: @unchecked Sendable {
 
     @discardableResult
     package func addAdapter(_ name: String = "hci0") throws -> String {
-        try call("org.bluez", "/", "org.bluez.Mock", "AddAdapter", [.string(name), .string("beacond test")]).first?.text ?? ""
+        try call("org.bluez", "/", "org.bluez.Mock", "AddAdapter", [.string(name), .string("beacond test")])
+            .first?.text ?? ""
     }
 
     package func removeAdapter(_ name: String = "hci0") throws {
@@ -154,12 +159,14 @@ package final class BlueZMockBus: @unchecked Sendable {
 
     @discardableResult
     package func addDevice(_ address: String, adapter: String = "hci0") throws -> String {
-        try call("org.bluez", "/", "org.bluez.Mock", "AddDevice", [.string(adapter), .string(address), .string("beacon")])
+        try call("org.bluez", "/", "org.bluez.Mock", "AddDevice",
+                 [.string(adapter), .string(address), .string("beacon")])
             .first?.text ?? ""
     }
 
     /// Sets properties on a mock object; the mock emits PropertiesChanged with them.
-    package func update(_ path: String, interface: String = "org.bluez.Device1", _ properties: KeyValuePairs<String, DBusValue>) throws {
+    package func update(_ path: String, interface: String = "org.bluez.Device1",
+                        _ properties: KeyValuePairs<String, DBusValue>) throws {
         try call("org.bluez", path, "org.freedesktop.DBus.Mock", "UpdateProperties",
                  [.string(interface), .properties(properties)])
     }

@@ -115,7 +115,8 @@ package final class FakeController: @unchecked Sendable {
     // MARK: Events
 
     package static func report(_ address: UInt64, rssi: Int8 = -60, data: [UInt8]) -> OwnedAdvertisingReport {
-        OwnedAdvertisingReport(kind: .advNonconnInd, address: BluetoothAddress(rawValue: address), rssi: rssi, data: data)
+        OwnedAdvertisingReport(kind: .advNonconnInd, address: BluetoothAddress(rawValue: address), rssi: rssi,
+                               data: data)
     }
 
     package static func legacyEvent(_ reports: [OwnedAdvertisingReport]) -> [UInt8] {

@@ -29,7 +29,8 @@ package enum RemoteTestTools {
     }
 
     /// A self-signed certificate for 127.0.0.1 (a CA for itself): (certificate, key) paths.
-    package static func selfSignedCertificate(in directory: String, name: String) throws -> (cert: String, key: String) {
+    package static func selfSignedCertificate(in directory: String, name: String) throws
+        -> (cert: String, key: String) {
         let cert = directory + "/\(name).pem"
         let key = directory + "/\(name)-key.pem"
         try run(openssl, [

@@ -89,6 +89,8 @@ import Testing
         let path = try bus.addDevice(BlueZFixtures.address)
         try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]), "RSSI": .int16(-70)])
         #expect(await running.sink.waitForReports(1))
+        // The spoof came from another sender, so no ordering says it was handled first: a check
+        // that nothing more arrives looks a while.
         try await Task.sleep(for: .milliseconds(200))
         #expect(running.sink.reports.map(\.rssi) == [-70])
         _ = await running.stop()

@@ -229,6 +229,7 @@ import Testing
                 #expect(written < 0, "partial command write")
                 if written > 0 { break }
                 stalls += 1
+                // Real time on purpose: the flood retries a full socket buffer at a steady pace.
                 usleep(5_000)
             }
         }

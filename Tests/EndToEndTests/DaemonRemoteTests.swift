@@ -30,7 +30,9 @@ struct DaemonRemoteTests {
         // The API breaks: errors are logged once per kind, and the evacuation stays.
         try api.serve("oops", status: 500)
         #expect(first.waitForLog("http_status"))
-        usleep(800_000)
+        // Three more failed polls (the server logs each request), not a fixed wait.
+        let polled = api.requests().count
+        #expect(Self.waitFor { api.requests().count >= polled + 3 })
         #expect(Self.remoteMode(first) == "evacuation")
         let warnings = first.logText.split(separator: "\n").filter { $0.contains("warning") && $0.contains("http_status") }
         #expect(warnings.count == 1)
