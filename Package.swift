@@ -84,10 +84,25 @@ let package = Package(
             ],
             path: "Benchmarks/beacond-daemon-bench"
         ),
+        // One of each test helper (fake HCI controller, dbusmock bus, venue API server, recording
+        // sinks, waits, temporary directories, seeded random, shared fixtures) for the test targets.
+        // It reaches BeacondCore through `package` access; only test targets use `@testable`.
+        .target(
+            name: "BeacondTestSupport",
+            dependencies: [
+                "BeacondCore",
+                "BLEPayload",
+                "CircuitState",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/BeacondTestSupport",
+            exclude: ["Fixtures"]
+        ),
         .testTarget(
             name: "BLEPayloadTests",
             dependencies: [
                 "BLEPayload",
+                "BeacondTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -106,17 +121,19 @@ let package = Package(
                 "BLEPayload",
                 "CircuitState",
                 "CBlueZ",
+                "BeacondTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            exclude: ["Fixtures"]
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BLEPayload", "BeacondCore", "beacond"]
+            dependencies: ["BLEPayload", "BeacondCore", "BeacondTestSupport", "beacond"]
         ),
     ]
 )

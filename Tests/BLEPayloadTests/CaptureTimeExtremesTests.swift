@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import BLEPayload
 import Testing
 
@@ -275,19 +276,13 @@ import Testing
     }
 }
 
-/// SplitMix64: a seeded generator, so a failing case reproduces.
+/// Draws from the shared SplitMix64 generator, so a failing case reproduces.
 struct ExtremesRandom {
-    var state: UInt64
+    var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     mutating func below(_ bound: Int) -> Int {
         bound <= 0 ? 0 : Int(next() % UInt64(bound))

@@ -5,6 +5,17 @@ import Testing
 @Suite struct TableBoundsTests {
     @Test func theDefaultBoundIs4096() {
         #expect(FusionConfiguration().maxEntries == 4096)
+        // The default engine holds exactly that many: 4096 red flags go in, the next is refused.
+        var engine = FusionEngine()
+        var inserted = 0
+        for index in 0..<4096 {
+            let sender = BluetoothAddress(rawValue: 0x6000_0000_0000 + UInt64(index))
+            if engine.circuit(zone: 1, .redFlag, from: sender, at: 0) == .inserted { inserted += 1 }
+        }
+        #expect(inserted == 4096)
+        #expect(engine.overrideCount == 4096)
+        #expect(engine.circuit(zone: 1, .redFlag, from: BluetoothAddress(rawValue: 0x7000_0000_0000), at: 0) == .refused)
+        #expect(engine.overrideCount == 4096)
     }
 
     @Test func aFloodOfSpoofedKeysNeitherGrowsTheTableNorEvictsARedFlag() {

@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Glibc
 import Logging
@@ -28,9 +29,7 @@ enum HCIRecordingFiles {
     }
 
     static func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "beacond-rec-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        try TemporaryDirectory.make(prefix: "beacond-rec")
     }
 
     static func records(_ path: String) throws -> [Record] {

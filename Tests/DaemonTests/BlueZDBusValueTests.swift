@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import Testing
 
 /// The libdbus iterator wrappers, on messages built in memory (no bus needed).

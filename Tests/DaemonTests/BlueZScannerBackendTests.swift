@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import CBlueZ
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Testing
         try bus.addAdapter()
         let running = RunningBlueZBackend(address: bus.address)
         guard await running.sink.waitForState(.up) else {
-            throw BlueZTestError("the backend did not come up: \(running.sink.states)")
+            throw TestSupportError("the backend did not come up: \(running.sink.states)")
         }
         return (bus, running)
     }
@@ -55,12 +56,12 @@ import Testing
         let (bus, running) = try await Self.scanning()
         // AddDevice's ManufacturerData is an empty aa{qv}: skipped, and no report without data.
         let path = try bus.addDevice(BlueZFixtures.address)
-        #expect(await BlueZPoll.until(within: 5) { running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 1 })
+        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 1 })
         // A value that is not `ay`: skipped too.
         try bus.update(path, ["ManufacturerData": .dictionary(key: "q", value: "v", [
             DBusDictEntry(key: .uint16(0x1234), value: .variant(.string("not bytes"))),
         ])])
-        #expect(await BlueZPoll.until(within: 5) { running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 2 })
+        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 2 })
         #expect(running.sink.reports.isEmpty)
         #expect(running.logs.at(.notice).contains { $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'") })
 
@@ -88,6 +89,8 @@ import Testing
         let path = try bus.addDevice(BlueZFixtures.address)
         try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]), "RSSI": .int16(-70)])
         #expect(await running.sink.waitForReports(1))
+        // The spoof came from another sender, so no ordering says it was handled first: a check
+        // that nothing more arrives looks a while.
         try await Task.sleep(for: .milliseconds(200))
         #expect(running.sink.reports.map(\.rssi) == [-70])
         _ = await running.stop()
@@ -96,7 +99,7 @@ import Testing
     @Test func discoveryIsStartedWithTheLEFilterAndTheMonitorRegistered() async throws {
         let (bus, running) = try await Self.scanning()
         let adapter = "/org/bluez/hci0"
-        #expect(await BlueZPoll.until(within: 5) { (try? bus.methods(adapter).contains("RegisterMonitor")) == true })
+        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { (try? bus.methods(adapter).contains("RegisterMonitor")) == true })
         let calls = try bus.calls(adapter)
         #expect(calls.map(\.method).prefix(2) == ["SetDiscoveryFilter", "StartDiscovery"])
         let filter = try #require(calls.first?.arguments.first)
@@ -162,7 +165,7 @@ import Testing
         #expect(await running.sink.waitForState(.down, containing: "adapter hci0 was removed", after: before))
         try bus.addAdapter()
         #expect(await running.sink.waitForState(.up, after: before))
-        #expect(await BlueZPoll.until(within: 5) { (try? bus.methods("/org/bluez/hci0")) == ["SetDiscoveryFilter", "StartDiscovery", "RegisterMonitor"] })
+        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { (try? bus.methods("/org/bluez/hci0")) == ["SetDiscoveryFilter", "StartDiscovery", "RegisterMonitor"] })
         // The mock keeps the old device object; its update is reported under the new adapter.
         let path = try bus.addDevice("C0:FF:EE:00:00:02")
         try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]), "RSSI": .int16(-50)])
@@ -265,7 +268,7 @@ import Testing
         try bus.addAdapter()
         let running = RunningBlueZBackend(address: bus.address, silenceRestart: 300_000)
         #expect(await running.sink.waitForState(.up))
-        #expect(await BlueZPoll.until(within: 5) { (try? bus.methods("/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count) ?? 0 >= 2 })
+        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { (try? bus.methods("/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count) ?? 0 >= 2 })
         #expect(try bus.methods("/org/bluez/hci0").contains("StopDiscovery"))
         #expect(running.logs.at(.info).contains { $0.message.contains("restarting discovery on hci0") })
         _ = await running.stop()

@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
@@ -49,6 +50,7 @@ import Testing
 
     @Test func replayClockSaturatesAndCapsItsDelays() {
         let fast = ReplayClock(start: .max - 5, speed: .factor(1e9))
+        // Real time on purpose: the replay clock runs on it, and 2 ms at 1e9x passes the end.
         usleep(2_000)
         #expect(fast.now() == .max)
         #expect(fast.realMicros(until: .min) == 0)

@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
@@ -381,7 +382,7 @@ import Testing
     }
 
     @Test func shippedExampleLoadsAndShowsEveryKey() throws {
-        let path = RepositoryRoot.path + "/systemd/beacond.yaml"
+        let path = RepositoryPaths.root.path + "/systemd/beacond.yaml"
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(try DaemonConfiguration.load(path: path) == DaemonConfiguration())
         // Every key appears, commented out, in its section.
@@ -404,7 +405,7 @@ import Testing
     }
 
     @Test func documentationListsEveryKeyAndFlag() throws {
-        let text = try String(contentsOfFile: RepositoryRoot.path + "/docs/configuration.md", encoding: .utf8)
+        let text = try String(contentsOfFile: RepositoryPaths.root.path + "/docs/configuration.md", encoding: .utf8)
         for key in ConfigKey.allCases {
             let row = text.split(separator: "\n").first { $0.hasPrefix("| `\(key.rawValue)`") }
             #expect(row != nil, "docs/configuration.md has no row for \(key.rawValue)")

@@ -1,28 +1,29 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import Foundation
 import Testing
 
 /// A private directory for one test's files, removed when the test ends.
 final class ConfigScratch {
-    let directory: String
+    private let scratch: TemporaryDirectory
+    var directory: String { scratch.path }
 
     init() {
-        let temporary = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
-        var template = Array((temporary + "beacond-config-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        do {
+            scratch = try TemporaryDirectory(prefix: "beacond-config")
+        } catch {
+            preconditionFailure("\(error)")
+        }
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     /// Writes `text` to `name` in the directory and returns its path.
     @discardableResult
     func write(_ name: String, _ text: String) -> String {
-        let path = directory + "/" + name
-        let written = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
-        precondition(written, "cannot write \(path)")
-        return path
+        do {
+            return try scratch.write(name, text)
+        } catch {
+            preconditionFailure("\(error)")
+        }
     }
 
     /// Loads YAML text as a config file.
@@ -47,13 +48,4 @@ final class ConfigScratch {
     }
 
     var configPath: String { directory + "/beacond.yaml" }
-}
-
-/// The repository root, found from this file's path.
-enum RepositoryRoot {
-    static var path: String {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.path
-    }
 }

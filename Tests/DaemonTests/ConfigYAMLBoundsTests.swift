@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import Foundation
 import Testing
 
@@ -6,20 +7,7 @@ import Testing
 /// A config file costs bounded time and memory whatever it holds: anchors and aliases are refused
 /// before Yams composes the text, and the composed tree has a node cap.
 @Suite struct ConfigYAMLBoundsTests {
-    /// The issue's shape: nested aliases inside a list value, a few hundred bytes.
-    static let billionLaughs = """
-        a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-        b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-        c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-        d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-        e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-        f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-        g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-        h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-        fusion:
-          allow: [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-
-        """
+    static var billionLaughs: String { SharedFixtures.billionLaughs }
 
     @Test func billionLaughsFailsFastNamingTheFirstAnchor() {
         let scratch = ConfigScratch()

@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Glibc
 import Logging
@@ -339,10 +340,11 @@ final class HCIHarness: Sendable {
         }
         #expect(await harness.sink.waitForState(.up))
         let thread = try #require(harness.backend.readerThread)
+        // One signal per poll; the wait's own 1 ms pause lets it land, off the cooperative threads.
         #expect(await waitUntil {
+            if harness.backend.counters.snapshot.interruptions > 0 { return true }
             pthread_kill(thread, SIGUSR2)
-            usleep(1_000)
-            return harness.backend.counters.snapshot.interruptions > 0
+            return false
         })
         controller.inject(FakeController.legacyEvent([FakeController.report(Self.beacon, data: [0x02, 0x01, 0x06])]))
         #expect(await harness.sink.waitForReports(1))
@@ -458,7 +460,7 @@ final class HCIHarness: Sendable {
         let harness = try HCIHarness([controller])
         let group = ServiceGroup(services: [harness.backend], logger: HCITestLogger.quiet)
         let task = Task { try await group.run() }
-        #expect(await harness.sink.state(.up))
+        #expect(await harness.sink.waitForState(.up))
         let stopping = ContinuousClock.now
         await group.triggerGracefulShutdown()
         try await task.value
@@ -469,6 +471,7 @@ final class HCIHarness: Sendable {
         #expect(harness.sink.lastState?.0 == ScannerStatus.State.none)
         // Nobody reads any more.
         controller.inject(FakeController.legacyEvent([FakeController.report(7, data: [])]))
+        // A check that nothing is read: no event marks "not read", so it looks a while.
         try await Task.sleep(for: .milliseconds(50))
         #expect(harness.sink.reports.isEmpty)
     }
@@ -477,7 +480,7 @@ final class HCIHarness: Sendable {
         let controller = FakeController()
         let harness = try HCIHarness([controller])
         let task = Task { try await harness.backend.run() }
-        #expect(await harness.sink.state(.up))
+        #expect(await harness.sink.waitForState(.up))
         task.cancel()
         try await task.value
         #expect(controller.commands.last == HCIScanSetup.enable(.legacy, false))

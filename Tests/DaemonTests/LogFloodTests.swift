@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
@@ -170,8 +171,7 @@ final class StepClock: Sendable {
         }.wait()
         #expect(captured.lines.count == 20)
         clock.advance(1_000_000)
-        let deadline = MonotonicClock.micros() + 5_000_000
-        while captured.lines.count < 21, MonotonicClock.micros() < deadline { usleep(20_000) }
+        _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) { captured.lines.count >= 21 }
         #expect(captured.lines.count == 21)
         #expect(captured.lines.last
             == "<6>beacond: state: 100 changes in the last second (80 summarised), last: state seq=100 mode=red_flag\n")
@@ -199,8 +199,7 @@ final class StepClock: Sendable {
             result.withLock { $0 = [blocked] + [SIGHUP, SIGTERM, SIGINT, SIGUSR1].map(DaemonSignals.isBlocked) }
         }
         thread.start()
-        let deadline = Date().addingTimeInterval(5)
-        while result.withLock({ $0.isEmpty }), Date() < deadline { usleep(1000) }
+        _ = blockingWaitUntil(within: 5, intervalMicros: 1000) { !result.withLock { $0.isEmpty } }
         #expect(result.withLock { $0 } == [true, true, true, true, false])
     }
 }
@@ -226,9 +225,9 @@ final class StepClock: Sendable {
         }.wait()
         let elapsedSeconds = Int((MonotonicClock.micros() - started) / 1_000_000) + 1
         var audit: [String] { captured.lines.filter { $0.contains(" state seq=") || $0.contains(" state: ") } }
-        let deadline = MonotonicClock.micros() + 5_000_000
-        while !audit.contains(where: { $0.contains("last: state seq=\(finalSeq) ") }),
-              MonotonicClock.micros() < deadline { usleep(20_000) }
+        _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) {
+            audit.contains { $0.contains("last: state seq=\(finalSeq) ") }
+        }
         try loop.submit { hub.stop() }.wait()
         #expect(finalSeq > 1000)
         #expect(audit.count <= 21 * elapsedSeconds)

@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
@@ -241,10 +242,8 @@ struct RemoteFetchTests {
         // room for the suite's other tests sharing two cores).
         #expect(ContinuousClock.now - started < .seconds(10))
         // The server learns the client went away long before it could send everything.
-        var end: [String: Any]?
-        for _ in 0..<300 where end == nil {
-            end = server.log().first { $0["event"] as? String == "stream_end" }
-            if end == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let end = await waitForValue(within: 3, every: .milliseconds(10)) {
+            server.log().first { $0["event"] as? String == "stream_end" }
         }
         #expect(end?["complete"] as? Bool == false)
         #expect((end?["sent"] as? Int ?? total) < total / 2)
@@ -398,6 +397,7 @@ struct RemotePollerTests {
         try await task.value
         #expect(ContinuousClock.now - stopped < .seconds(1))
         let count = server.requests().count
+        // A check that nothing more happens: no event marks "no request will come", so it looks a while.
         try await Task.sleep(for: .milliseconds(300))
         #expect(server.requests().count == count)
     }
@@ -416,7 +416,7 @@ struct RemotePollerTests {
             try poller.update(RemotePollerConfiguration(url: "gopher://nowhere"))
         }
         try poller.update(RemotePollerConfiguration(url: "file://\(directory)/b.json", pollInterval: .seconds(60)))
-        #expect(await sink.wait(upTo: .seconds(2)) { $0.count == 2 })
+        #expect(await sink.wait(within: 2) { $0.count == 2 })
         #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN")),
                                 .fetched(RemoteSnapshot(globalMode: "YELLOW"))])
         task.cancel()
@@ -441,6 +441,7 @@ struct RemotePollerTests {
         try await task.value
         #expect(ContinuousClock.now - stopping < .seconds(1))
         let count = sink.events.count
+        // A check that nothing more happens: no event marks "no delivery will come", so it looks a while.
         try await Task.sleep(for: .milliseconds(200))
         #expect(sink.events.count == count)
         #expect(poller.counters.successes == count)

@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -135,7 +136,6 @@ final class OtherUserClient {
     /// Kills the client. SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
     func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
+        _ = blockingWaitUntil(within: 5) { !process.isRunning }
     }
 }

@@ -1,6 +1,7 @@
 @testable import BeacondCore
 @testable import beacond
 import ArgumentParser
+import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing

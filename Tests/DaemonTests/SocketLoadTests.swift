@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -228,6 +229,7 @@ import Testing
                 #expect(written < 0, "partial command write")
                 if written > 0 { break }
                 stalls += 1
+                // Real time on purpose: the flood retries a full socket buffer at a steady pace.
                 usleep(5_000)
             }
         }

@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -149,6 +150,8 @@ import Glibc
         #expect(try client.readMessage().type == "pong")
 
         // A long line arriving in pieces gets one error, then the next line is read normally.
+        // Paced in real time so the pieces arrive in separate reads (LineFrameDecoder's own
+        // split handling is covered byte by byte in ChannelHandlerTests).
         for _ in 0..<5 {
             try client.send(bytes: [UInt8](repeating: UInt8(ascii: "y"), count: 3000))
             usleep(2000)

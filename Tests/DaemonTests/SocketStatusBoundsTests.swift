@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import NIOCore
@@ -77,6 +78,7 @@ import Testing
 
         // The limit is per client; and after a second the client is served again.
         #expect(try other.request(#"{"cmd":"status"}"#, reply: "status").type == "status")
+        // Real time on purpose: the status rate limit is per wall-clock second.
         usleep(1_050_000)
         #expect(try client.request(#"{"cmd":"status"}"#, reply: "status").type == "status")
     }

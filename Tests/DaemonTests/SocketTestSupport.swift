@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
@@ -111,14 +112,20 @@ final class SocketHarness: @unchecked Sendable {
         }
     }
 
-    /// Polls `condition` (on the test thread) until it holds or `timeout` seconds pass.
-    func eventually(timeout: Double = 3, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(10_000)
+    /// Polls `condition` (on the test thread) until it holds or `timeout` seconds pass; its
+    /// first error ends the wait and is thrown.
+    func eventually(timeout: Double = 3, _ condition: () throws -> Bool) throws -> Bool {
+        var failure: (any Error)?
+        let held = blockingWaitUntil(within: timeout) {
+            do {
+                return try condition()
+            } catch {
+                failure = error
+                return true
+            }
         }
-        return try condition()
+        if let failure { throw failure }
+        return held
     }
 }
 

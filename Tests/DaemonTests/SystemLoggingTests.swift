@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -119,13 +120,10 @@ final class CapturedLines: Sendable {
     }
 
     @Test func journalFormatNeedsJournalStreamToMatchStderr() throws {
-        let path = NSTemporaryDirectory() + "/beacond-journal-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(path, O_CREAT | O_RDWR, 0o600)
+        let directory = try TemporaryDirectory(prefix: "beacond-journal")
+        let fd = open(directory.file("stderr"), O_CREAT | O_RDWR, 0o600)
         try #require(fd >= 0)
-        defer {
-            close(fd)
-            unlink(path)
-        }
+        defer { withExtendedLifetime(directory) { _ = close(fd) } }
         let value = try #require(LogFormat.journalStreamValue(for: fd))
         #expect(LogFormat.detect(environment: [:], stderr: fd) == .plain)
         #expect(LogFormat.detect(environment: ["JOURNAL_STREAM": value], stderr: fd) == .journal)

@@ -1,4 +1,5 @@
 @testable import BeacondCore
+import BeacondTestSupport
 import Foundation
 import Testing
 

@@ -1,9 +1,11 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 import Testing
 
@@ -93,17 +95,30 @@ final class RecordingSubscriber: TrackStateSubscriber {
     }
 
     @Test func beaconUpdatesAreCoalescedPerBeacon() throws {
-        try withHub { hub, clock in
-            let subscriber = RecordingSubscriber(wantsBeacons: true)
-            hub.subscribe(subscriber)
-            for index in 0..<20 {
-                clock.time += 1000
-                hub.ingest(.circuit(zone: 1, mode: .normal, sequence: 1), address: BluetoothAddress(rawValue: 1),
-                           rssi: Int8(-50 - index), txPower: nil)
-            }
-            // Twenty frames in a few milliseconds: one update now, one pending at the end of the window.
-            #expect(subscriber.beacons.count == 1)
-            #expect(hub.counters.beaconUpdates == 1)
+        // On an embedded loop: the throttle's timer fires when the test advances the loop's time.
+        let loop = EmbeddedEventLoop()
+        let clock = ManualClock(1_000 * Self.second)
+        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+                                logger: Logger(label: "test"))
+        hub.start(checkClockEvery: nil)
+        defer { hub.stop() }
+        let subscriber = RecordingSubscriber(wantsBeacons: true)
+        hub.subscribe(subscriber)
+        for index in 0..<20 {
+            clock.time += 1000
+            hub.ingest(.circuit(zone: 1, mode: .normal, sequence: 1), address: BluetoothAddress(rawValue: 1),
+                       rssi: Int8(-50 - index), txPower: nil)
         }
+        // Twenty frames in a few milliseconds: one update now, one pending at the end of the window.
+        #expect(subscriber.beacons.count == 1)
+        #expect(hub.counters.beaconUpdates == 1)
+        #expect((subscriber.beacons.first?["beacon"] as? [String: Any])?["rssi"] as? Int == -50)
+        // The window ends: the pending update goes, once, with the last frame's reading.
+        loop.advanceTime(by: .microseconds(BeaconThrottle.interval))
+        #expect(subscriber.beacons.count == 2)
+        #expect(hub.counters.beaconUpdates == 2)
+        #expect((subscriber.beacons.last?["beacon"] as? [String: Any])?["rssi"] as? Int == -69)
+        loop.advanceTime(by: .microseconds(BeaconThrottle.interval * 4))
+        #expect(subscriber.beacons.count == 2)
     }
 }

@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import Foundation
 
 /// Runs the built `beacond` executable, as a user would.

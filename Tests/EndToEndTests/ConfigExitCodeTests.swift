@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import Foundation
 import Testing
 
@@ -55,18 +56,7 @@ import Testing
         #expect(refused.stderr.contains("must be between -127 and 20"))
     }
 
-    static let billionLaughs = """
-        a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-        b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-        c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-        d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-        e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-        f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-        g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-        fusion:
-          allow: [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-
-        """
+    static var billionLaughs: String { SharedFixtures.billionLaughs }
 
     @Test func aYAMLBombExits78AtOnce() throws {
         let config = try Self.writeConfig("bomb.yaml", Self.billionLaughs)

@@ -1,5 +1,6 @@
 @testable import BeacondCore
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Testing
 
@@ -21,8 +22,8 @@ import Testing
         GeoRacingSignal.circuit(zone: 3, mode: mode, sequence: sequence, ttl: 30).encoded()
     }
 
-    @Test func aBeaconHeardThroughBlueZIsPublishedAndAnAdapterLossIsSurvived() throws {
-        let bluez = try MockBlueZ()
+    @Test func aBeaconHeardThroughBlueZIsPublishedAndAnAdapterLossIsSurvived() async throws {
+        let bluez = try await BlueZMockBus.started()
         let daemon = try DaemonProcess(["--backend", "bluez", "--adapter", "hci0"],
                                        environment: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address])
         #expect(daemon.waitForLog("listening on"))
@@ -74,8 +75,8 @@ import Testing
 /// `beacond scan --backend bluez` against the same mock: the staff tool prints what the air holds
 /// in replay's JSON shape.
 @Suite(.serialized) struct ScanBlueZTests {
-    @Test func scanPrintsEachAdvertisementAsReplayWouldAndStopsAfterItsDuration() throws {
-        let bluez = try MockBlueZ()
+    @Test func scanPrintsEachAdvertisementAsReplayWouldAndStopsAfterItsDuration() async throws {
+        let bluez = try await BlueZMockBus.started()
         let process = Process()
         process.executableURL = BeacondProcess.executable
         process.arguments = ["scan", "--backend", "bluez", "--adapter", "hci0", "--json", "--duration", "4"]
@@ -89,7 +90,7 @@ import Testing
         let stderrText = LockedText()
         err.fileHandleForReading.readabilityHandler = { handle in stderrText.append(handle.availableData) }
         try process.run()
-        #expect(MockBlueZ.poll(within: 5) { stderrText.text.contains("scanner up") }, "stderr: \(stderrText.text)")
+        #expect(blockingWaitUntil(within: 5) { stderrText.text.contains("scanner up") }, "stderr: \(stderrText.text)")
 
         let device = try bluez.addDevice("C0:FF:EE:00:00:07")
         let frame = GeoRacingSignal.circuit(zone: 7, mode: .safetyCar, sequence: 42, ttl: 20).encoded()
@@ -114,8 +115,8 @@ import Testing
         #expect(stderrText.text.contains("GeoRacing signals"), "the summary line: \(stderrText.text)")
     }
 
-    @Test func scanFailsAtOnceWhenTheAdapterIsMissing() throws {
-        let bluez = try MockBlueZ()
+    @Test func scanFailsAtOnceWhenTheAdapterIsMissing() async throws {
+        let bluez = try await BlueZMockBus.started()
         let process = Process()
         process.executableURL = BeacondProcess.executable
         process.arguments = ["scan", "--backend", "bluez", "--adapter", "hci7"]

@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import Foundation
 
 /// A `beacond run` process in the background, with its stderr (the log) collected.
@@ -41,22 +42,14 @@ final class DaemonProcess: @unchecked Sendable {
     /// Waits until the log has a line containing `text`; false after `timeout` seconds.
     @discardableResult
     func waitForLog(_ text: String, timeout: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if logText.contains(text) { return true }
-            usleep(20_000)
-        }
-        return logText.contains(text)
+        blockingWaitUntil(within: timeout, intervalMicros: 20_000) { logText.contains(text) }
     }
 
     /// Sends `signal` and waits for the process to exit; the seconds it took, or nil on timeout.
     func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> Double? {
         let started = Date()
         kill(process.processIdentifier, signal)
-        while process.isRunning {
-            if Date().timeIntervalSince(started) > timeout { return nil }
-            usleep(10_000)
-        }
+        guard blockingWaitUntil(within: timeout, { !process.isRunning }) else { return nil }
         return Date().timeIntervalSince(started)
     }
 

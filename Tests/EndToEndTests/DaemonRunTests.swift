@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import Foundation
 import Testing
 

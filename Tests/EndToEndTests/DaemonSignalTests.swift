@@ -1,3 +1,4 @@
+import BeacondTestSupport
 import Foundation
 import Testing
 
@@ -46,9 +47,7 @@ import Testing
         let pid = daemon.process.processIdentifier
         #expect(Self.waitUntilBlocked(pid))
         kill(pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while daemon.process.isRunning, Date() < deadline { usleep(10_000) }
-        #expect(!daemon.process.isRunning)
+        #expect(blockingWaitUntil(within: 10) { !daemon.process.isRunning })
         #expect(daemon.process.terminationReason == .exit)
         #expect(daemon.process.terminationStatus == 0, "\(daemon.logText)")
     }

@@ -1,4 +1,5 @@
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Testing
 

@@ -2,7 +2,7 @@ import CBlueZ
 
 /// A D-Bus call failed: the error name and message from the peer, the bus or libdbus, and
 /// which call it was.
-struct DBusCallError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct DBusCallError: Error, Hashable, Sendable, CustomStringConvertible {
     static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
     static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
     static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
@@ -18,7 +18,7 @@ struct DBusCallError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was attempted, for example "org.bluez.Adapter1.StartDiscovery on /org/bluez/hci0".
     var operation: String
 
-    var description: String { "\(operation): \(message) (\(name))" }
+    package var description: String { "\(operation): \(message) (\(name))" }
 
     var isAccessDenied: Bool { name == Self.accessDenied || name == "org.bluez.Error.NotAuthorized" }
     /// Nobody owns the destination name: for org.bluez, bluetoothd is not running.
@@ -40,7 +40,7 @@ struct DBusCallError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One libdbus message, released with the wrapper.
-final class DBusMessage {
+package final class DBusMessage {
     let raw: OpaquePointer
 
     /// Adopts a message the caller owns a reference to.
@@ -54,7 +54,7 @@ final class DBusMessage {
 
     deinit { dbus_message_unref(raw) }
 
-    static func methodCall(
+    package static func methodCall(
         destination: String?, path: String, interface: String?, member: String, autoStart: Bool = true,
         arguments: [DBusValue] = []
     ) throws(DBusEncodingError) -> DBusMessage {
@@ -111,7 +111,7 @@ final class DBusMessage {
     }
 
     /// A reader over the arguments; keep the message alive while it is used.
-    var reader: DBusMessageReader { DBusMessageReader(message: raw) }
+    package var reader: DBusMessageReader { DBusMessageReader(message: raw) }
 
     var type: Int32 { dbus_message_get_type(raw) }
     var path: String? { dbus_message_get_path(raw).map { String(cString: $0) } }
@@ -179,7 +179,7 @@ final class DBusPendingReply {
 /// Private, so closing it never disturbs another user of the shared system-bus connection,
 /// and with exit-on-disconnect off: libdbus would otherwise `_exit` the daemon when the bus
 /// goes away.
-final class DBusConnection {
+package final class DBusConnection {
     /// Incoming messages that are not replies go to `handler`; true means handled.
     private final class FilterBox {
         var handler: ((OpaquePointer) -> Bool)?
@@ -191,7 +191,7 @@ final class DBusConnection {
 
     /// Connects to the bus at `address` (a D-Bus address such as "unix:path=/run/x"), or with
     /// nil to the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else /run/dbus/system_bus_socket).
-    init(address: String?) throws(DBusCallError) {
+    package init(address: String?) throws(DBusCallError) {
         dbus_threads_init_default()
         var error = DBusError()
         dbus_error_init(&error)
@@ -222,21 +222,21 @@ final class DBusConnection {
     }
 
     /// Closes the connection and drops the message handler.
-    func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         filter?.handler = nil
         dbus_connection_close(raw)
     }
 
-    var isConnected: Bool { !closed && dbus_connection_get_is_connected(raw) != 0 }
+    package var isConnected: Bool { !closed && dbus_connection_get_is_connected(raw) != 0 }
 
     /// Our unique name on the bus, for example ":1.42".
-    var uniqueName: String { dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? "" }
+    package var uniqueName: String { dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? "" }
 
     /// Sends `message` and waits up to `timeout` ms for the reply. Signals that arrive meanwhile
     /// are queued for the next dispatch.
-    func call(_ message: DBusMessage, timeout: Int32) throws(DBusCallError) -> DBusMessage {
+    package func call(_ message: DBusMessage, timeout: Int32) throws(DBusCallError) -> DBusMessage {
         var error = DBusError()
         dbus_error_init(&error)
         guard let reply = dbus_connection_send_with_reply_and_block(raw, message.raw, timeout, &error) else {

@@ -7,7 +7,7 @@ import CBlueZ
 /// not want with `skip()`. Mismatches throw a `DBusDecodingError` naming the expected type, the
 /// signature found and the position. Strings and byte arrays borrowed through the `with…` reads
 /// live as long as the message, which must outlive the reader.
-struct DBusMessageReader {
+package struct DBusMessageReader {
     private var iter = DBusMessageIter()
     private var atEnd: Bool
     private(set) var position: DBusPosition
@@ -191,7 +191,7 @@ struct DBusMessageReader {
     }
 
     /// Reads every remaining value.
-    mutating func values() throws(DBusDecodingError) -> [DBusValue] {
+    package mutating func values() throws(DBusDecodingError) -> [DBusValue] {
         var values: [DBusValue] = []
         while !isAtEnd { values.append(try value()) }
         return values

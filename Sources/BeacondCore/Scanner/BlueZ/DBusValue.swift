@@ -36,7 +36,7 @@ struct DBusTypeCode: RawRepresentable, Hashable, Sendable, CustomStringConvertib
 
 /// One D-Bus value with enough type information to write it back: arrays and dictionaries carry
 /// their element signatures, so empty ones keep their type.
-indirect enum DBusValue: Hashable, Sendable {
+package indirect enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -81,18 +81,18 @@ indirect enum DBusValue: Hashable, Sendable {
     }
 
     /// `a{sv}` from names and values; each value is wrapped in a variant.
-    static func properties(_ pairs: KeyValuePairs<String, DBusValue>) -> DBusValue {
+    package static func properties(_ pairs: KeyValuePairs<String, DBusValue>) -> DBusValue {
         .dictionary(key: "s", value: "v", pairs.map { DBusDictEntry(key: .string($0.key), value: .variant($0.value)) })
     }
 
     /// The value inside any number of variants.
-    var unwrapped: DBusValue {
+    package var unwrapped: DBusValue {
         if case .variant(let inner) = self { return inner.unwrapped }
         return self
     }
 
     /// The text of a string, object path or signature.
-    var text: String? {
+    package var text: String? {
         switch unwrapped {
         case .string(let text), .objectPath(let text), .signature(let text): text
         default: nil
@@ -100,13 +100,13 @@ indirect enum DBusValue: Hashable, Sendable {
     }
 
     /// The value for `key` in a dictionary keyed by strings or object paths.
-    subscript(key: String) -> DBusValue? {
+    package subscript(key: String) -> DBusValue? {
         guard case .dictionary(_, _, let entries) = unwrapped else { return nil }
         return entries.first { $0.key.text == key }?.value
     }
 
     /// The elements of an array, a dictionary's values excluded.
-    var elements: [DBusValue]? {
+    package var elements: [DBusValue]? {
         switch unwrapped {
         case .array(_, let elements), .structure(let elements): elements
         case .bytes(let bytes): bytes.map(DBusValue.byte)
@@ -115,9 +115,14 @@ indirect enum DBusValue: Hashable, Sendable {
     }
 }
 
-struct DBusDictEntry: Hashable, Sendable {
-    var key: DBusValue
-    var value: DBusValue
+package struct DBusDictEntry: Hashable, Sendable {
+    package var key: DBusValue
+    package var value: DBusValue
+
+    package init(key: DBusValue, value: DBusValue) {
+        self.key = key
+        self.value = value
+    }
 }
 
 /// Where a value sits in a message: the argument index, then the index inside each container
@@ -156,18 +161,18 @@ struct DBusPosition: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A message did not have the shape a reader expected.
-struct DBusDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct DBusDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What the reader wanted, for example "a{qv}" or "the end of the arguments".
     var expected: String
     /// The signature actually found there ("end" past the last value).
     var found: String
     var position: DBusPosition
 
-    var description: String { "expected \(expected) at \(position), found '\(found)'" }
+    package var description: String { "expected \(expected) at \(position), found '\(found)'" }
 }
 
 /// A value could not be written: libdbus would abort on it, so the writer refuses first.
-struct DBusEncodingError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct DBusEncodingError: Error, Hashable, Sendable, CustomStringConvertible {
     var reason: String
-    var description: String { reason }
+    package var description: String { reason }
 }

@@ -10,8 +10,13 @@ import Synchronization
 package struct HCICommand: Hashable, Sendable {
     package static let packetType: UInt8 = 0x01
 
-    var opcode: UInt16
-    var parameters: [UInt8]
+    package var opcode: UInt16
+    package var parameters: [UInt8]
+
+    package init(opcode: UInt16, parameters: [UInt8]) {
+        self.opcode = opcode
+        self.parameters = parameters
+    }
 
     /// The H4 packet: type 0x01, opcode little-endian, parameter length, parameters.
     var packet: [UInt8] {

@@ -1,37 +1,28 @@
-@testable import BeacondCore
+import BeacondCore
 import BLEPayload
 import Glibc
 import Logging
 import Synchronization
 
-/// Polls `condition` every millisecond until it holds or `seconds` pass. Sleeps with
-/// `Task.sleep`, so a waiting test never blocks a cooperative thread other tests need.
-func waitUntil(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = MonotonicClock.micros() + Int64(seconds * 1_000_000)
-    while !condition() {
-        if MonotonicClock.micros() >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}
-
 /// A scripted HCI controller on the far end of a SOCK_SEQPACKET socketpair: a thread answers
 /// each command with Command Complete (or Command Status), and tests inject events.
-final class FakeController: @unchecked Sendable {
-    struct Script: Sendable {
+package final class FakeController: @unchecked Sendable {
+    package struct Script: Sendable {
         /// LE Read Local Supported Features' 8 bytes.
-        var leFeatures = [UInt8](repeating: 0, count: 8)
+        package var leFeatures = [UInt8](repeating: 0, count: 8)
         /// Read Local Supported Commands' 64 bytes.
-        var supportedCommands = [UInt8](repeating: 0, count: 64)
+        package var supportedCommands = [UInt8](repeating: 0, count: 64)
         /// The status to answer a command with; nil: never answer.
-        var status: @Sendable (HCICommand) -> UInt8? = { _ in HCIStatus.success }
+        package var status: @Sendable (HCICommand) -> UInt8? = { _ in HCIStatus.success }
         /// Answer with Command Status instead of Command Complete.
-        var answerWithCommandStatus: @Sendable (HCICommand) -> Bool = { _ in false }
+        package var answerWithCommandStatus: @Sendable (HCICommand) -> Bool = { _ in false }
 
-        static let legacy = Script()
+        package init() {}
+
+        package static let legacy = Script()
 
         /// LE feature bit 12 and supported-commands octet 37 bits 5 and 6.
-        static var extended: Script {
+        package static var extended: Script {
             var script = Script()
             script.leFeatures[1] = 0x10
             script.supportedCommands[37] = 0x60
@@ -40,10 +31,10 @@ final class FakeController: @unchecked Sendable {
     }
 
     /// The backend's end.
-    let transport: DescriptorHCITransport
+    package let transport: DescriptorHCITransport
     private let core: Core
 
-    init(_ script: Script = .legacy, deviceID: UInt16? = nil) {
+    package init(_ script: Script = .legacy, deviceID: UInt16? = nil) {
         var pair: [Int32] = [-1, -1]
         let result = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair)
         precondition(result == 0, "socketpair: \(errno)")
@@ -54,22 +45,22 @@ final class FakeController: @unchecked Sendable {
 
     deinit { core.close() }
 
-    var commands: [HCICommand] { core.received.withLock { $0 } }
+    package var commands: [HCICommand] { core.received.withLock { $0 } }
 
-    func update(_ body: (inout Script) -> Void) { core.script.withLock { body(&$0) } }
+    package func update(_ body: (inout Script) -> Void) { core.script.withLock { body(&$0) } }
 
     /// Writes one HCI event (without the H4 byte) to the backend.
-    func inject(_ event: [UInt8]) { injectRaw([HCIRawSocket.eventPacket] + event) }
+    package func inject(_ event: [UInt8]) { injectRaw([HCIRawSocket.eventPacket] + event) }
 
     /// Writes one packet exactly as given; false when the backend's end is closed.
     @discardableResult
-    func injectRaw(_ packet: [UInt8]) -> Bool { core.inject(packet) }
+    package func injectRaw(_ packet: [UInt8]) -> Bool { core.inject(packet) }
 
     /// The adapter goes away: the backend's reads return 0.
-    func close() { core.close() }
+    package func close() { core.close() }
 
     /// Waits until at least `count` commands arrived.
-    func waitForCommands(_ count: Int, within seconds: Double = 5) async -> Bool {
+    package func waitForCommands(_ count: Int, within seconds: Double = 5) async -> Bool {
         await waitUntil(within: seconds) { commands.count >= count }
     }
 
@@ -123,34 +114,35 @@ final class FakeController: @unchecked Sendable {
 
     // MARK: Events
 
-    static func report(_ address: UInt64, rssi: Int8 = -60, data: [UInt8]) -> OwnedAdvertisingReport {
-        OwnedAdvertisingReport(kind: .advNonconnInd, address: BluetoothAddress(rawValue: address), rssi: rssi, data: data)
+    package static func report(_ address: UInt64, rssi: Int8 = -60, data: [UInt8]) -> OwnedAdvertisingReport {
+        OwnedAdvertisingReport(kind: .advNonconnInd, address: BluetoothAddress(rawValue: address), rssi: rssi,
+                               data: data)
     }
 
-    static func legacyEvent(_ reports: [OwnedAdvertisingReport]) -> [UInt8] {
+    package static func legacyEvent(_ reports: [OwnedAdvertisingReport]) -> [UInt8] {
         (try? HCIEventEncoder.advertisingReport(reports)) ?? []
     }
 
-    static func geoRacingData(zone: UInt16, sequence: UInt16) -> [UInt8] {
+    package static func geoRacingData(zone: UInt16, sequence: UInt16) -> [UInt8] {
         GeoRacingSignal.circuit(zone: zone, mode: .safetyCar, sequence: sequence, ttl: 30).advertisingData()
     }
 }
 
 /// Hands the backend one controller per open, in order; with none queued the adapter is
 /// missing (ENODEV).
-final class FakeAdapter: Sendable {
+package final class FakeAdapter: Sendable {
     private let queue: Mutex<[FakeController]>
     /// Controllers already handed out stay alive until the adapter goes (their deinit unplugs them).
     private let handed = Mutex<[FakeController]>([])
     private let opens = Atomic<Int>(0)
 
-    init(_ controllers: [FakeController] = []) { queue = Mutex(controllers) }
+    package init(_ controllers: [FakeController] = []) { queue = Mutex(controllers) }
 
-    func plugIn(_ controller: FakeController) { queue.withLock { $0.append(controller) } }
+    package func plugIn(_ controller: FakeController) { queue.withLock { $0.append(controller) } }
 
-    var openCount: Int { opens.load(ordering: .relaxed) }
+    package var openCount: Int { opens.load(ordering: .relaxed) }
 
-    var opener: HCIScannerBackend.Opener {
+    package var opener: HCIScannerBackend.Opener {
         { () throws(HCIScannerError) -> any HCITransport in
             self.opens.add(1, ordering: .relaxed)
             guard let controller = self.queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
@@ -162,81 +154,20 @@ final class FakeAdapter: Sendable {
     }
 }
 
-/// Keeps what a backend delivers.
-final class RecordingSink: AdvertisementSink {
-    struct Snapshot {
-        var reports: [OwnedAdvertisingReport] = []
-        var bootMicros: [Int64] = []
-        var flushes = 0
-        /// Reports received since the last flush.
-        var unflushed = 0
-        var states: [(ScannerStatus.State, String?)] = []
-    }
-
-    private let state = Mutex(Snapshot())
-
-    func receive(_ report: AdvertisingReport, bootMicros: Int64) {
-        let owned = report.owned()
-        state.withLock {
-            $0.reports.append(owned)
-            $0.bootMicros.append(bootMicros)
-            $0.unflushed += 1
-        }
-    }
-
-    func flush() {
-        state.withLock {
-            $0.flushes += 1
-            $0.unflushed = 0
-        }
-    }
-
-    func scannerStateChanged(_ newState: ScannerStatus.State, detail: String?) {
-        state.withLock { $0.states.append((newState, detail)) }
-    }
-
-    var snapshot: Snapshot { state.withLock { $0 } }
-    var reports: [OwnedAdvertisingReport] { state.withLock { $0.reports } }
-    var lastState: (ScannerStatus.State, String?)? { state.withLock { $0.states.last } }
-
-    var states: [(ScannerStatus.State, String?)] { state.withLock { $0.states } }
-
-    func waitForReports(_ count: Int, within seconds: Double = 5) async -> Bool {
-        await waitUntil(within: seconds) { state.withLock { $0.reports.count >= count } }
-    }
-
-    func waitForState(_ wanted: ScannerStatus.State, after index: Int = 0, within seconds: Double = 5,
-                      detail: (String) -> Bool = { _ in true }) async -> Bool {
-        await waitUntil(within: seconds) {
-            state.withLock { $0.states.dropFirst(index).contains { $0.0 == wanted && detail($0.1 ?? "") } }
-        }
-    }
-
-    /// The async form, for tests that must not block a cooperative thread.
-    func state(_ wanted: ScannerStatus.State, within seconds: Double = 5) async -> Bool {
-        let deadline = MonotonicClock.micros() + Int64(seconds * 1_000_000)
-        while MonotonicClock.micros() < deadline {
-            if state.withLock({ $0.states.contains { $0.0 == wanted } }) { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return false
-    }
-}
-
 /// A transport that fails reads with EINTR and EAGAIN on a schedule, around a real one.
-final class FlakyTransport: HCITransport, @unchecked Sendable {
-    let inner: any HCITransport
+package final class FlakyTransport: HCITransport, @unchecked Sendable {
+    package let inner: any HCITransport
     private var reads = 0
     private var writes = 0
-    private(set) var interruptionsReturned = 0
-    private(set) var spuriousWouldBlocks = 0
+    package private(set) var interruptionsReturned = 0
+    package private(set) var spuriousWouldBlocks = 0
 
-    init(_ inner: any HCITransport) { self.inner = inner }
+    package init(_ inner: any HCITransport) { self.inner = inner }
 
-    var descriptor: Int32 { inner.descriptor }
-    var deviceID: UInt16? { inner.deviceID }
+    package var descriptor: Int32 { inner.descriptor }
+    package var deviceID: UInt16? { inner.deviceID }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult {
         reads += 1
         switch reads % 4 {
         case 1:
@@ -250,7 +181,7 @@ final class FlakyTransport: HCITransport, @unchecked Sendable {
         }
     }
 
-    func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult {
+    package func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult {
         writes += 1
         guard writes % 2 == 0 else {
             interruptionsReturned += 1
@@ -259,26 +190,27 @@ final class FlakyTransport: HCITransport, @unchecked Sendable {
         return inner.write(packet)
     }
 
-    func close() { inner.close() }
+    package func close() { inner.close() }
 }
 
 /// A flag a test sets and a helper thread polls.
-final class TestFlag: Sendable {
+package final class TestFlag: Sendable {
     private let flag = Atomic<Bool>(false)
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-    func set() { flag.store(true, ordering: .relaxed) }
+    package init() {}
+    package var isSet: Bool { flag.load(ordering: .relaxed) }
+    package func set() { flag.store(true, ordering: .relaxed) }
 }
 
 /// A detached thread for test helpers (a fake controller, a signal sender).
-enum TestThread {
+package enum TestThread {
     @discardableResult
-    static func start(_ body: @escaping @Sendable () -> Void) -> PosixThread? {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> PosixThread? {
         try? PosixThread.start(detached: true, body)
     }
 }
 
-enum HCITestLogger {
-    static var quiet: Logger {
+package enum HCITestLogger {
+    package static var quiet: Logger {
         var logger = Logger(label: "hci-test")
         logger.logLevel = .critical
         return logger
