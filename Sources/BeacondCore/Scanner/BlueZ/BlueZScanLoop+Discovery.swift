@@ -20,7 +20,8 @@ extension BlueZScanLoop {
             var reader = owner.reader
             bluezOwner = Array(try reader.string().utf8CString)
             let reply = try connection.call(
-                try DBusMessage.methodCall(destination: Self.bluez, path: "/", interface: BlueZAdvertisementMonitor.objectManager,
+                try DBusMessage.methodCall(destination: Self.bluez, path: "/",
+                                           interface: BlueZAdvertisementMonitor.objectManager,
                                            member: "GetManagedObjects", autoStart: false),
                 timeout: configuration.callTimeout)
             found = try readManagedObjects(reply)
@@ -54,7 +55,9 @@ extension BlueZScanLoop {
             registerMonitor(connection, adapterPath: path)
         } else if !loggedMonitorMissing {
             loggedMonitorMissing = true
-            logger.notice("BlueZ offers no advertisement monitor on \(adapter) (AdvertisementMonitorManager1): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
+            let text = "BlueZ offers no advertisement monitor on \(adapter) (AdvertisementMonitorManager1): "
+                + Self.withoutMonitor
+            logger.notice("\(text)")
         }
         everUp = true
         backoff.succeeded()
@@ -71,7 +74,8 @@ extension BlueZScanLoop {
             try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
                                        member: "SetDiscoveryFilter", autoStart: false, arguments: [filter]),
             timeout: configuration.callTimeout)
-        let start = try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
+        let start = try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath,
+                                               interface: Self.adapterInterface,
                                                member: "StartDiscovery", autoStart: false)
         do throws(DBusCallError) {
             _ = try connection.call(start, timeout: configuration.callTimeout)
@@ -90,7 +94,9 @@ extension BlueZScanLoop {
                 member: "RegisterMonitor", autoStart: false, arguments: [.objectPath(monitor.root)])
             pendingRegistration = try connection.callLater(call, timeout: Self.registerTimeout)
         } catch {
-            logger.notice("cannot register the advertisement monitor on \(adapter): \(error); repeats depend on the controller's duplicate filter")
+            let text = "cannot register the advertisement monitor on \(adapter): \(error); "
+                + "repeats depend on the controller's duplicate filter"
+            logger.notice("\(text)")
         }
     }
 
@@ -100,11 +106,12 @@ extension BlueZScanLoop {
         switch result {
         case .success:
             monitorRegistered = true
-            logger.info("advertisement monitor \(monitor.root) registered on \(adapter): repeated advertisements are reported")
+            logger.info(
+                "advertisement monitor \(monitor.root) registered on \(adapter): repeated advertisements are reported")
         case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
             monitorRegistered = true
         case .failure(let error):
-            logger.notice("BlueZ refused the advertisement monitor on \(adapter): \(error); an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
+            logger.notice("BlueZ refused the advertisement monitor on \(adapter): \(error); \(Self.withoutMonitor)")
         }
     }
 
@@ -113,8 +120,9 @@ extension BlueZScanLoop {
         guard scanning, configuration.silenceRestart > 0, let connection, let adapterPath,
               now - lastActivity > configuration.silenceRestart else { return }
         lastActivity = now
+        let seconds = configuration.silenceRestart / 1_000_000
         logger.limited(limiter: logLimiter, .info, "scanner.restart",
-            "no BlueZ device updates for \(configuration.silenceRestart / 1_000_000) s: restarting discovery on \(adapter)")
+                       "no BlueZ device updates for \(seconds) s: restarting discovery on \(adapter)")
         stopDiscovery(connection, adapterPath: adapterPath, timeout: configuration.callTimeout)
         do {
             try startDiscovery(connection, adapterPath: adapterPath)
@@ -160,7 +168,9 @@ extension BlueZScanLoop {
     /// Finds our adapter in GetManagedObjects' reply (`a{oa{sa{sv}}}`), then learns the devices
     /// under it. Devices already present are not reported: their properties carry no time, and
     /// the next advertisement updates them.
-    func readManagedObjects(_ reply: DBusMessage) throws(DBusDecodingError) -> (path: String?, powered: Bool, hasMonitorManager: Bool) {
+    func readManagedObjects(_ reply: DBusMessage) throws(DBusDecodingError)
+        -> (path: String?, powered: Bool, hasMonitorManager: Bool)
+    {
         var path: String?
         var powered = true
         var hasMonitorManager = false

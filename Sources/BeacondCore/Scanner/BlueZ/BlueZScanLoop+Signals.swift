@@ -21,12 +21,13 @@ extension BlueZScanLoop {
         }
         guard let sender = dbus_message_get_sender(message) else { return false }
         let fromBlueZ = !bluezOwner.isEmpty && strcmp(sender, bluezOwner) == 0
+        let objectManager = BlueZAdvertisementMonitor.objectManager
         do {
             if fromBlueZ, dbus_message_is_signal(message, "org.freedesktop.DBus.Properties", "PropertiesChanged") != 0 {
                 try propertiesChanged(message)
-            } else if fromBlueZ, dbus_message_is_signal(message, BlueZAdvertisementMonitor.objectManager, "InterfacesAdded") != 0 {
+            } else if fromBlueZ, dbus_message_is_signal(message, objectManager, "InterfacesAdded") != 0 {
                 try interfacesAdded(message)
-            } else if fromBlueZ, dbus_message_is_signal(message, BlueZAdvertisementMonitor.objectManager, "InterfacesRemoved") != 0 {
+            } else if fromBlueZ, dbus_message_is_signal(message, objectManager, "InterfacesRemoved") != 0 {
                 try interfacesRemoved(message)
             } else if strcmp(sender, "org.freedesktop.DBus") == 0,
                       dbus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") != 0 {
@@ -36,10 +37,10 @@ extension BlueZScanLoop {
             }
         } catch {
             counters.malformedSignals.add(1, ordering: .relaxed)
-            let member = dbus_message_get_member(message).map { String(cString: $0) } ?? "?"
-            let path = dbus_message_get_path(message).map { String(cString: $0) } ?? "?"
+            let member = TerminalText.logged(dbus_message_get_member(message).map { String(cString: $0) } ?? "?")
+            let path = TerminalText.logged(dbus_message_get_path(message).map { String(cString: $0) } ?? "?")
             logger.limited(limiter: logLimiter, .debug, "bluez.malformed",
-                "skipping a malformed \(TerminalText.logged(member)) signal from \(TerminalText.logged(path)): \(TerminalText.logged("\(error)"))")
+                           "skipping a malformed \(member) signal from \(path): \(TerminalText.logged("\(error)"))")
         }
         return true
     }
@@ -145,7 +146,9 @@ extension BlueZScanLoop {
         let kind = first.name + " " + first.signature
         // Each odd (property, type) pair is logged once; a few dozen at most are remembered.
         guard loggedSkips.count < 32, loggedSkips.insert(kind).inserted else { return }
-        logger.notice("skipping BlueZ property \(first.name) of unexpected type '\(first.signature)' (device \(key)); further ones are only counted")
+        let text = "skipping BlueZ property \(first.name) of unexpected type '\(first.signature)' (device \(key)); "
+            + "further ones are only counted"
+        logger.notice("\(text)")
     }
 
     func deliverBurst() {
@@ -205,7 +208,7 @@ extension BlueZScanLoop {
         case .released:
             monitorRegistered = false
             logger.limited(limiter: logLimiter, .notice, "bluez.monitor",
-                "BlueZ released the advertisement monitor on \(adapter): an unchanged advertisement is repeated only if the controller's duplicate filter lets it through")
+                "BlueZ released the advertisement monitor on \(adapter): \(Self.withoutMonitor)")
         case .deviceFound(let path):
             logger.limited(limiter: logLimiter, .debug, "bluez.monitor",
                            "advertisement monitor: found \(TerminalText.logged(path))")

@@ -27,7 +27,8 @@ enum BlueZScannerFailure {
         case .adapterOff(let name): "adapter \(name) is powered off"
         case .accessDenied(let error):
             "the system bus denied \(error.operation): this user must be allowed by bluetoothd's D-Bus policy "
-                + "(bluetooth.conf in /usr/share/dbus-1/system.d or /etc/dbus-1/system.d; on Debian, join the bluetooth group) "
+                + "(bluetooth.conf in /usr/share/dbus-1/system.d or /etc/dbus-1/system.d; "
+                + "on Debian, join the bluetooth group) "
                 + "(\(error.message))"
         case .callFailed(let error): "\(error)"
         case .malformed(let text): text
@@ -43,6 +44,9 @@ final class BlueZScanLoop {
     static let pollInterval: Int64 = 100_000
     static let teardownTimeout: Int32 = 1000
     static let registerTimeout: Int32 = 10_000
+    /// What running without an advertisement monitor means, for the logs.
+    static let withoutMonitor = "an unchanged advertisement is repeated only if the controller's duplicate filter "
+        + "lets it through"
 
     let backend: BlueZScannerBackend
     let configuration: BlueZScannerConfiguration
@@ -209,6 +213,12 @@ final class BlueZScanLoop {
     }
 
     func logSummary() {
-        logger.info("bluez scanner stopped: \(counters.updates.load(ordering: .relaxed)) device updates, \(counters.reports.load(ordering: .relaxed)) reports, \(counters.skippedProperties.load(ordering: .relaxed)) skipped properties, \(counters.evictions.load(ordering: .relaxed)) evicted devices")
+        let updates = counters.updates.load(ordering: .relaxed)
+        let reports = counters.reports.load(ordering: .relaxed)
+        let skipped = counters.skippedProperties.load(ordering: .relaxed)
+        let evicted = counters.evictions.load(ordering: .relaxed)
+        let summary = "bluez scanner stopped: \(updates) device updates, \(reports) reports, "
+            + "\(skipped) skipped properties, \(evicted) evicted devices"
+        logger.info("\(summary)")
     }
 }
