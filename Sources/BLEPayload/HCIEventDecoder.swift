@@ -78,7 +78,9 @@ public struct HCIEventDecoder {
     private var eventCounters = HCIDecodeCounters()
     /// A copy of `routineTable`, so dispatch does not go through a lazy global each event.
     private let routines = HCIEventDecoder.routineTable
-    var reassembler: ExtendedAdvertisingReassembler
+    /// Shared between copies of the decoder until one of them holds or completes a fragment
+    /// (copy on write), so a copy never sees another's chains.
+    private(set) var reassembler: ExtendedAdvertisingReassembler
 
     public var counters: HCIDecodeCounters {
         var combined = eventCounters
@@ -262,6 +264,7 @@ public struct HCIEventDecoder {
         _ body: (AdvertisingReport) -> Void
     ) throws(HCIEventError) {
         let count = try Self.reportCount(&reader)
+        if !isKnownUniquelyReferenced(&reassembler) { reassembler = reassembler.copy() }
         do throws(TruncatedRead) {
             for _ in 0..<count {
                 let properties = ExtendedEventProperties(rawValue: try reader.u16le())
@@ -315,105 +318,5 @@ public struct HCIEventDecoder {
         } catch {
             throw HCIEventError(error)
         }
-    }
-}
-
-/// Joins "incomplete, more data to come" extended-advertising fragments per
-/// (address, SID), up to 1650 bytes each, in a fixed number of slots whose
-/// buffers are allocated once.
-struct ExtendedAdvertisingReassembler {
-    static let maxLength = 1650
-
-    struct Key: Hashable {
-        var address: UInt64
-        var addressType: UInt8
-        var sid: UInt8
-    }
-
-    private struct Slot {
-        var key: Key?
-        var length = 0
-        var overflowed = false
-        var lastUsed: UInt64 = 0
-    }
-
-    private(set) var fragmentsHeld = 0
-    private(set) var reportsReassembled = 0
-    private(set) var chainsDropped = 0
-    private var slots: [Slot]
-    private var storage: UnsafeMutableRawBufferPointer
-    private var clock: UInt64 = 0
-    private let owner: StorageOwner
-
-    /// Frees the slot storage when the last copy of the reassembler goes away.
-    private final class StorageOwner {
-        let storage: UnsafeMutableRawBufferPointer
-        init(bytes: Int) {
-            storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes, alignment: 8)
-        }
-        deinit { storage.deallocate() }
-    }
-
-    init(slots count: Int) {
-        let count = max(1, count)
-        slots = Array(repeating: Slot(), count: count)
-        owner = StorageOwner(bytes: count * Self.maxLength)
-        storage = owner.storage
-    }
-
-    func hasPending(_ key: Key) -> Bool {
-        slots.contains { $0.key == key }
-    }
-
-    /// Appends a fragment. Returns false when the chain could not be held
-    /// (it overflowed and was dropped), in which case the caller delivers it truncated.
-    mutating func hold(_ key: Key, _ data: UnsafeRawBufferPointer) -> Bool {
-        clock += 1
-        let index = slotIndex(for: key)
-        append(data, to: index)
-        slots[index].lastUsed = clock
-        fragmentsHeld += 1
-        if slots[index].overflowed {
-            slots[index] = Slot()
-            chainsDropped += 1
-            return false
-        }
-        return true
-    }
-
-    /// Appends the final fragment and hands the joined data to `body`.
-    mutating func complete(
-        _ key: Key, _ data: UnsafeRawBufferPointer,
-        _ body: (UnsafeRawBufferPointer, Bool) -> Void
-    ) {
-        guard let index = slots.firstIndex(where: { $0.key == key }) else { return }
-        append(data, to: index)
-        let start = index * Self.maxLength
-        let joined = UnsafeRawBufferPointer(rebasing: storage[start..<start + slots[index].length])
-        reportsReassembled += 1
-        body(joined, slots[index].overflowed)
-        slots[index] = Slot()
-    }
-
-    private mutating func slotIndex(for key: Key) -> Int {
-        if let index = slots.firstIndex(where: { $0.key == key }) { return index }
-        if let index = slots.firstIndex(where: { $0.key == nil }) {
-            slots[index].key = key
-            return index
-        }
-        var oldest = 0
-        for index in slots.indices where slots[index].lastUsed < slots[oldest].lastUsed { oldest = index }
-        chainsDropped += 1
-        slots[oldest] = Slot(key: key)
-        return oldest
-    }
-
-    private mutating func append(_ data: UnsafeRawBufferPointer, to index: Int) {
-        let room = Self.maxLength - slots[index].length
-        let count = min(room, data.count)
-        if count < data.count { slots[index].overflowed = true }
-        guard count > 0, let source = data.baseAddress, let base = storage.baseAddress else { return }
-        (base + index * Self.maxLength + slots[index].length).copyMemory(from: source, byteCount: count)
-        slots[index].length += count
     }
 }

@@ -200,6 +200,27 @@ import Testing
         #expect(reports.first?.data == [1, 2, 3, 4])
     }
 
+    /// The reassembler owns a buffer; a copy of the decoder must not share its pending chains.
+    @Test func copiesOfADecoderReassembleIndependently() throws {
+        func fragment(_ data: [UInt8], more: Bool) -> OwnedAdvertisingReport {
+            OwnedAdvertisingReport(
+                origin: .extendedReport, kind: .extended, properties: ExtendedEventProperties(rawValue: more ? 1 << 5 : 0),
+                address: sampleAddress, rssi: -70, sid: 2, data: data)
+        }
+        var original = HCIEventDecoder()
+        _ = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([1, 2], more: true)]), with: &original)
+        var copy = original
+        _ = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([9, 9], more: true)]), with: &copy)
+        let fromCopy = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([3], more: false)]),
+                                   with: &copy).reports
+        let fromOriginal = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([4], more: false)]),
+                                       with: &original).reports
+        #expect(fromCopy.first?.data == [1, 2, 9, 9, 3])
+        #expect(fromOriginal.first?.data == [1, 2, 4])
+        #expect(original.counters.fragmentsHeld == 1)
+        #expect(copy.counters.fragmentsHeld == 2)
+    }
+
     @Test func chainsOverflowing1650BytesAreDeliveredTruncated() throws {
         var decoder = HCIEventDecoder()
         var delivered: [OwnedAdvertisingReport] = []

@@ -99,7 +99,7 @@ struct RemoteFailure: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The delay before the next poll.
+/// The remote poller's `Backoff` policy: the delay before the next poll.
 enum RemoteBackoff {
     /// Jitter takes up to this fraction off a backed-off delay, so pollers that failed
     /// together do not retry together.
@@ -114,28 +114,25 @@ enum RemoteBackoff {
         max(minimumDelay, min(interval * RemotePollerConfiguration.backoffCapFactor, staleAfter / 3))
     }
 
-    /// After a success (`failures` 0) or a first failure: the floor, which is the interval, or the
-    /// cap when that is shorter. After n consecutive failures: floor × 2^(n-1), less up to 25 %
-    /// jitter, within [floor, cap]. `random` is in [0, 1).
-    static func delay(afterFailures failures: Int, interval: Duration, staleAfter: Duration,
-                      random: Double) -> Duration {
-        let cap = Self.seconds(cap(interval: interval, staleAfter: staleAfter))
-        let floor = min(Self.seconds(interval), cap)
-        guard failures > 1 else { return duration(seconds: floor) }
-        let nominal = min(cap, floor * Double(1 << min(failures - 1, 16)))
-        let unit = random.isFinite ? min(max(random, 0), 1) : 0
-        let jittered = nominal * (1 - jitterFraction * unit)
-        return duration(seconds: min(cap, max(floor, jittered)))
+    /// The floor is the interval, or the cap when that is shorter; 25 % jitter.
+    static func policy(interval: Duration, staleAfter: Duration) -> Backoff {
+        Backoff(floor: micros(interval), cap: micros(cap(interval: interval, staleAfter: staleAfter)),
+                jitter: jitterFraction)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    /// After a success (`failures` 0) or a first failure: the floor. After n consecutive failures:
+    /// floor × 2^(n-1), less up to 25 % jitter, within [floor, cap]. `random` is in [0, 1).
+    static func delay(afterFailures failures: Int, interval: Duration, staleAfter: Duration,
+                      random: Double) -> Duration {
+        .microseconds(policy(interval: interval, staleAfter: staleAfter).delay(afterFailures: failures, random: random))
     }
 
     /// Whole microseconds, rounded down; saturates instead of trapping on an absurd value.
-    private static func duration(seconds: Double) -> Duration {
-        let micros = (seconds * 1e6).rounded(.down)
-        guard micros.isFinite, micros > 0 else { return .zero }
-        return .microseconds(micros < 9.2e18 ? Int64(micros) : .max)
+    static func micros(_ duration: Duration) -> Int64 {
+        guard duration > .zero else { return 0 }
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000)
+        return overflow || carry ? .max : total
     }
 }

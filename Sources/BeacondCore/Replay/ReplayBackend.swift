@@ -7,8 +7,6 @@ import ServiceLifecycle
 /// demos and tests. Records are read off the event loop and handed over in bounded batches,
 /// so a large capture at maximum speed neither blocks clients nor queues without limit.
 final class ReplayBackend: Service {
-    static let batchLimit = 256
-
     let path: String
     let clock: ReplayClock
     let loopForever: Bool
@@ -99,10 +97,8 @@ final class ReplayBackend: Service {
     private func replayPass(offset: Int64) async throws -> (span: (first: Int64, latest: Int64)?, complete: Bool) {
         let reader = try CaptureReader(path: path)
         var extractor = AdvertisingExtractor()
-        var batch: [ScannedSignal] = []
-        batch.reserveCapacity(Self.batchLimit)
+        var batcher = ScannedSignalBatcher(decoder: decoder)
         var span: (first: Int64, latest: Int64)?
-        var rejected = 0
         var complete = true
         while true {
             let next: CapturePacket?
@@ -111,7 +107,7 @@ final class ReplayBackend: Service {
             } catch {
                 // The records before a capture error are delivered and published (the scanner goes
                 // down with the error as its reason) before the error stops the daemon.
-                try await deliver(batch, rejected: rejected)
+                try await deliver(batcher.take())
                 let reason = error.description
                 await hop { $0.setScanner(.down, detail: reason) }
                 throw error
@@ -125,41 +121,24 @@ final class ReplayBackend: Service {
                 break
             }
             span = (span?.first ?? packet.timestamp, latest)
-            if !batch.isEmpty, batch.count >= Self.batchLimit || clock.realMicros(until: time) > 0 {
-                try await deliver(batch, rejected: rejected)
-                batch.removeAll(keepingCapacity: true)
-                rejected = 0
+            if !batcher.isEmpty, batcher.isFull || clock.realMicros(until: time) > 0 {
+                try await deliver(batcher.take())
             }
             // A gap longer than the clock's longest delay is waited out in steps.
             while case let wait = clock.realMicros(until: time), wait > 0 {
                 try await Task.sleep(for: .microseconds(wait))
             }
-            extractor.process(packet) { report in
-                switch decoder.decode(report.data) {
-                case .signal(let signal):
-                    batch.append(ScannedSignal(signal: signal, address: report.address, rssi: report.rssi,
-                                        txPower: report.txPower ?? report.data.txPowerLevel, time: time))
-                case .rejected:
-                    rejected += 1
-                case .none:
-                    break
-                }
-            }
+            extractor.process(packet) { batcher.add($0, at: time) }
         }
-        if !batch.isEmpty || rejected > 0 { try await deliver(batch, rejected: rejected) }
+        if !batcher.isEmpty { try await deliver(batcher.take()) }
         return (span, complete)
     }
 
     /// Hands a batch to the hub and waits for it, which bounds what is in flight.
-    private func deliver(_ batch: [ScannedSignal], rejected: Int) async throws {
+    private func deliver(_ batch: ScannedSignalBatch) async throws {
         let clock = clock
         try await hub.eventLoop.submit { [hub] in
-            for _ in 0..<rejected { hub.rejectedFrame() }
-            for item in batch {
-                clock.jump(to: item.time)
-                hub.ingest(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower,
-                                 at: item.time)
-            }
+            batch.apply(to: hub) { clock.jump(to: $0) }
         }.get()
     }
 

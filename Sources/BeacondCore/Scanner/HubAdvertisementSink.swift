@@ -8,22 +8,19 @@ import Synchronization
 /// and a burst's signals are dropped and counted rather than queued without limit; beacons
 /// repeat, so the next burst carries the same news.
 package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable {
-    static let batchLimit = 256
+    static let batchLimit = ScannedSignalBatcher.limit
     static let maxBatchesInFlight = 64
 
     private let hub: TrackStateHub
-    private let decoder: GeoRacingDecoder
     // Touched only by the backend's thread (the protocol's one-call-at-a-time rule).
-    private var batch: [ScannedSignal] = []
-    private var rejected = 0
+    private var batcher: ScannedSignalBatcher
     private let inFlight = Atomic<Int>(0)
     private let droppedSignals = Atomic<Int>(0)
     private let reports = Atomic<Int>(0)
 
     package init(hub: TrackStateHub, decoder: GeoRacingDecoder) {
         self.hub = hub
-        self.decoder = decoder
-        batch.reserveCapacity(Self.batchLimit)
+        batcher = ScannedSignalBatcher(decoder: decoder)
     }
 
     /// Reports received and signals dropped because the loop fell behind.
@@ -33,35 +30,21 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
 
     package func receive(_ report: AdvertisingReport, bootMicros: Int64) {
         reports.add(1, ordering: .relaxed)
-        switch decoder.decode(report.data) {
-        case .signal(let signal):
-            batch.append(ScannedSignal(signal: signal, address: report.address, rssi: report.rssi,
-                                       txPower: report.txPower ?? report.data.txPowerLevel, time: bootMicros))
-            if batch.count >= Self.batchLimit { flush() }
-        case .rejected:
-            rejected += 1
-        case .none:
-            break
-        }
+        batcher.add(report, at: bootMicros)
+        if batcher.isFull { flush() }
     }
 
     package func flush() {
-        guard !batch.isEmpty || rejected > 0 else { return }
-        let signals = batch
-        let rejectedFrames = rejected
-        batch.removeAll(keepingCapacity: true)
-        rejected = 0
+        guard !batcher.isEmpty else { return }
+        let batch = batcher.take()
         guard inFlight.add(1, ordering: .acquiring).newValue <= Self.maxBatchesInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
-            droppedSignals.add(signals.count, ordering: .relaxed)
+            droppedSignals.add(batch.signals.count, ordering: .relaxed)
             return
         }
         hub.eventLoop.execute { [self] in
             inFlight.subtract(1, ordering: .releasing)
-            for _ in 0..<rejectedFrames { hub.rejectedFrame() }
-            for item in signals {
-                hub.ingest(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
-            }
+            batch.apply(to: hub)
         }
     }
 

@@ -65,18 +65,8 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     package var readerThread: pthread_t? { shared.withLock { $0.thread } }
 
     package func run() async throws {
-        try await withTaskCancellationHandler {
-            try await withGracefulShutdownHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    start { error in
-                        if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-                    }
-                }
-            } onGracefulShutdown: {
-                self.stop()
-            }
-        } onCancel: {
-            self.stop()
+        try await BlockingThreadBridge.awaitEnd(stop: stop) { finished in
+            start { error in finished(error.map { Result<Void, any Error>.failure($0) } ?? .success(())) }
         }
     }
 
@@ -133,7 +123,7 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
             shared.withLock { $0.mode = nil }
             recorder?.close()
         }
-        var delay = configuration.retryInitial
+        var backoff = Backoff(floor: configuration.retryInitial, cap: configuration.retryMax)
         var everUp = false
         var lastWarning: String?
         retrying: while !wake.isSignalled {
@@ -148,12 +138,12 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
                     sink.scannerStateChanged(.down, detail: error.description)
                     return error
                 }
-                if waitBeforeRetry(after: error, delay: &delay, lastWarning: &lastWarning) { break retrying }
+                if waitBeforeRetry(after: error, backoff: &backoff, lastWarning: &lastWarning) { break retrying }
                 continue retrying
             }
             if everUp { counters.reconnects.add(1, ordering: .relaxed) }
             everUp = true
-            delay = configuration.retryInitial
+            backoff.succeeded()
             lastWarning = nil
             cameUp(capabilities)
             var mode = capabilities.mode
@@ -174,7 +164,7 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
                     try? HCIScanSetup.stop(on: channel, mode: mode, timeout: teardownTimeout)
                 }
                 channel.transport.close()
-                if waitBeforeRetry(after: error, delay: &delay, lastWarning: &lastWarning) { break retrying }
+                if waitBeforeRetry(after: error, backoff: &backoff, lastWarning: &lastWarning) { break retrying }
             }
         }
         sink.scannerStateChanged(.none, detail: "stopped")
@@ -249,9 +239,12 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     }
 
     /// Reports the failure (state `down`, and a warning unless it repeats the last one), then
-    /// waits `delay` and doubles it. True when shutdown was requested meanwhile.
-    private func waitBeforeRetry(after error: HCIScannerError, delay: inout Int64, lastWarning: inout String?) -> Bool {
+    /// waits the backoff's next delay. True when shutdown was requested meanwhile.
+    private func waitBeforeRetry(after error: HCIScannerError, backoff: inout Backoff, lastWarning: inout String?)
+        -> Bool
+    {
         recorder?.flush()
+        let delay = backoff.failed()
         let message = error.description
         let detail = "\(message); retrying in \(DecimalText.format(micros: delay)) s"
         sink.scannerStateChanged(.down, detail: detail)
@@ -263,9 +256,7 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
             logger.limited(limiter: logLimiter, .debug, "scanner.down",
                            "scanner still down: \(TerminalText.logged(detail))")
         }
-        let woken = sleep(micros: delay)
-        delay = min(delay * 2, configuration.retryMax)
-        return woken
+        return sleep(micros: delay)
     }
 
     /// Sleeps up to `micros`, or until the wake signal; true when woken.

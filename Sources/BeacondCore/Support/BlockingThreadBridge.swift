@@ -1,0 +1,73 @@
+import ServiceLifecycle
+import Synchronization
+
+/// The one way a blocking loop (a scanner's reader, which waits in poll(2) or libdbus) runs on
+/// a POSIX thread of its own while async code awaits its end. The loop never occupies one of
+/// Swift concurrency's cooperative threads; graceful shutdown or task cancellation calls `stop`,
+/// which must make the loop return soon; the loop's error is rethrown.
+enum BlockingThreadBridge {
+    /// Starts `body` on a new detached thread and returns when it has returned.
+    static func run(stop: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () throws -> Void)
+        async throws
+    {
+        try await awaitEnd(stop: stop) { finished in
+            do throws(PosixThread.StartError) {
+                _ = try PosixThread.start(detached: true) { finished(Result { try body() }) }
+            } catch {
+                finished(.failure(error))
+            }
+        }
+    }
+
+    /// Calls `start`, which starts the thread (or reports why it could not) and arranges for
+    /// `finished` to be called when the loop ends, then waits for that call. Only the first call
+    /// of `finished` counts.
+    static func awaitEnd(
+        stop: @escaping @Sendable () -> Void,
+        start: (_ finished: @escaping @Sendable (Result<Void, any Error>) -> Void) -> Void
+    ) async throws {
+        let completion = ThreadCompletion()
+        start { completion.finish($0) }
+        let result = await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await completion.wait()
+            } onGracefulShutdown: {
+                stop()
+            }
+        } onCancel: {
+            stop()
+        }
+        try result.get()
+    }
+}
+
+/// A thread's result, handed from the thread to the one task awaiting it, in either order.
+private final class ThreadCompletion: Sendable {
+    private struct State {
+        var result: Result<Void, any Error>?
+        var waiter: CheckedContinuation<Result<Void, any Error>, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func finish(_ result: Result<Void, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<Void, any Error>, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    func wait() async -> Result<Void, any Error> {
+        await withCheckedContinuation { continuation in
+            let finished = state.withLock { state -> Result<Void, any Error>? in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let finished { continuation.resume(returning: finished) }
+        }
+    }
+}
