@@ -298,7 +298,8 @@ package final class TrackStateHub: @unchecked Sendable {
         var status = StatusMessage(
             uptime: Double(MonotonicClock.micros() - startedAt) / 1_000_000, state: StateMessage(seq: seq, view: view),
             overrides: overridesCut, overridesOmitted: max(0, overrides.count - listLimit), beacons: beaconsCut,
-            beaconsOmitted: max(0, recent.count - listLimit), remote: engine.remoteStatus(at: now).map(RemoteReport.init),
+            beaconsOmitted: max(0, recent.count - listLimit),
+            remote: engine.remoteStatus(at: now).map(RemoteReport.init),
             scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
             counters: statusCounters())
         for provider in statusProviders { provider(&status) }
@@ -405,7 +406,8 @@ package final class TrackStateHub: @unchecked Sendable {
         let override = driver.engine.activeOverride(for: key, at: now)
         guard let beacon = BeaconReport(override: override, directory: entry, configuration: configuration, now: now)
         else { return }
-        let line = ByteBuffer(bytes: BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon).line)
+        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
+        let line = ByteBuffer(bytes: message.line)
         counters.beaconUpdates += 1
         for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
     }

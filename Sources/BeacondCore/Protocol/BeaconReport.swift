@@ -75,7 +75,9 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
         }
         // Differences in Double: engine times may sit at both ends of Int64 (a replayed capture).
         let ttlLeft = override.map { max(0, Double($0.expiresAt) - Double(now)) / 1_000_000 }
-        let lastSeen = (directory?.lastSeen ?? override?.receivedAt).map { max(0, Double(now) - Double($0)) / 1_000_000 }
+        let lastSeen = (directory?.lastSeen ?? override?.receivedAt).map {
+            max(0, Double(now) - Double($0)) / 1_000_000
+        }
         self.init(
             key: key.description, kind: signal.version == .v1 ? "circuit" : "staff", zone: Int(signal.zone),
             sourceID: signal.sourceID.map { Int($0) }, address: key.address.description, mode: signal.mode.name,
