@@ -208,6 +208,37 @@ extension StatusMessage {
         #expect(decoded.line == stateBytes)
     }
 
+    /// Over the socket: typed requests out, typed messages in.
+    @Test func aClientSendsAndReadsTypedMessages() throws {
+        let harness = try SocketHarness()
+        defer { harness.close() }
+        let client = try TrackStateClient(path: harness.path)
+        defer { client.close() }
+        #expect(try client.readServerMessage() == .hello(HelloMessage()))
+        guard case .state(let state) = try client.readServerMessage() else {
+            Issue.record("no state after hello")
+            return
+        }
+        #expect(state.seq >= 1)
+        try client.send(.subscribe(beacons: false))
+        try client.send(.ping)
+        try client.send(.status)
+        var answers: [ServerMessage] = []
+        while answers.count < 3 {
+            let message = try client.readServerMessage()
+            if case .state = message { continue }
+            answers.append(message)
+        }
+        #expect(answers.first == .subscribed(SubscribedMessage(beacons: false)))
+        #expect(answers.dropFirst().first == .pong(PongMessage()))
+        guard case .status(let status) = answers.last else {
+            Issue.record("no status: \(answers)")
+            return
+        }
+        #expect(status.server?.clients == 1)
+        #expect(status.protocolVersion == 1)
+    }
+
     @Test func requestsDecodeAndRenderAsClientsSendThem() throws {
         for request in [ClientRequest.status, .ping, .subscribe(beacons: true), .subscribe(beacons: false)] {
             let line = try #require(request.commandLine)

@@ -204,6 +204,11 @@ package final class TrackStateClient {
         return Message(type: object["type"] as? String ?? "", object: object, line: line)
     }
 
+    /// The next message, typed (`.unknown` for a type this version does not know).
+    package func readServerMessage(timeout: Double? = 5) throws(ClientError) -> ServerMessage {
+        try readMessage(timeout: timeout).decoded(path: path)
+    }
+
     /// Reads the greeting: hello, then the current state.
     package func handshake(timeout: Double? = 5) throws(ClientError) -> (hello: Message, state: Message) {
         let hello = try readMessage(timeout: timeout)
