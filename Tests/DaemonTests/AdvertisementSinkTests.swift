@@ -128,7 +128,7 @@ import Testing
         let fixture = try Fixture()
         let sink = fixture.sink
         // As the daemon wires it.
-        try fixture.onLoop { hub in hub.statusProviders.append { sink.writeStatus(into: &$0) } }
+        try fixture.onLoop { hub in hub.statusProviders.append { $0.scan = sink.scanStatus } }
         fixture.sink.scannerStateChanged(.up, detail: nil)
         let seqUp = try fixture.onLoop { hub in (hub.scanner.state, hub.seq) }
         #expect(seqUp.0 == .up)

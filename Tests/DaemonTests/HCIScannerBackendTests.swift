@@ -360,7 +360,8 @@ final class HCIHarness: Sendable {
         #expect(await harness.sink.waitForReports(1))
         var writer = JSONWriter()
         writer.beginObject()
-        harness.backend.writeStatus(into: &writer)
+        writer.key("hci")
+        harness.backend.hciStatus.render(into: &writer)
         writer.endObject()
         let object = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any]
         let hci = try #require(object?["hci"] as? [String: Any])

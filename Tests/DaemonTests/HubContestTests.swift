@@ -74,7 +74,8 @@ import Testing
             clock.time += Self.second
             hub.ingest(.circuit(zone: 3, mode: .redFlag, sequence: 500, ttl: 10), address: address, rssi: -70,
                        txPower: nil)
-            let status = RecordingSubscriber.object(ByteBuffer(bytes: hub.statusLine()))
+            let line = hub.statusLine()
+            let status = RecordingSubscriber.object(ByteBuffer(bytes: line))
             let overrides = status["overrides"] as? [[String: Any]]
             #expect(overrides?.count == 1)
             #expect(overrides?.first?["contested"] as? Bool == true)
@@ -83,7 +84,7 @@ import Testing
             let counters = status["counters"] as? [String: Any]
             #expect(counters?["contests"] as? Int == 1)
             #expect(counters?["contested_frames"] as? Int == 1)
-            let report = StatusReport.render(status)
+            let report = StatusReport.render(try JSONDecoder().decode(StatusMessage.self, from: Data(line)))
             #expect(report.contains("active, CONTESTED (possible spoofing)"))
             #expect(report.contains("contests 1"))
             #expect(hub.latest.mode == .redFlag)

@@ -366,7 +366,8 @@ struct RemotePollerTests {
 
         var writer = JSONWriter()
         writer.beginObject()
-        poller.writeStatus(into: &writer)
+        writer.key("remote_poller")
+        poller.pollerStatus.render(into: &writer)
         writer.endObject()
         let status = try #require(
             try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])["remote_poller"] as? [String: Any]

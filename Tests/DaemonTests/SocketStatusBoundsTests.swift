@@ -49,7 +49,7 @@ import Testing
         #expect(reply["overrides_omitted"] as? Int == 3840)
 
         // `beacond status` shows the total, the listed rows and what it leaves out.
-        let report = StatusReport.render(reply.object)
+        let report = StatusReport.render(try reply.status())
         #expect(report.contains("active overrides (4096)\n"))
         #expect(report.contains("  … 3840 more not shown\n"))
         #expect(report.contains("beacons heard (256)\n"))

@@ -137,11 +137,11 @@ package final class Daemon {
             _ = notifier.status("\(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \(beacons) beacons")
         }
         let scanSink = scanSink
-        let scanner = backend as? ScannerStatusWriting
-        hub.statusProviders.append { writer in
-            scanSink?.writeStatus(into: &writer)
-            scanner?.writeStatus(into: &writer)
-            poller?.writeStatus(into: &writer)
+        let scanner = backend as? ScannerStatusReporting
+        hub.statusProviders.append { status in
+            if let scanSink { status.scan = scanSink.scanStatus }
+            scanner?.report(into: &status)
+            if let poller { status.remotePoller = poller.pollerStatus }
         }
         let logger = logger
         let socketPath = configuration.socket.path

@@ -68,8 +68,9 @@ package final class TrackStateHub: @unchecked Sendable {
     let startedAt = MonotonicClock.micros()
     /// Called after each published state message (systemd STATUS, for one).
     var onPublish: ((PublishedState, Int) -> Void)?
-    /// Add fields to the status line (the socket server's counters, the remote poller's health).
-    var statusProviders: [(inout JSONWriter) -> Void] = []
+    /// Add their typed parts to a status reply (the socket server's counters, the scanner
+    /// backend's, the remote poller's health).
+    var statusProviders: [(inout StatusMessage) -> Void] = []
 
     package struct HubCounters {
         package var signals = 0
@@ -280,67 +281,60 @@ package final class TrackStateHub: @unchecked Sendable {
         let view = PublicationView(state: latest, directory: directory, configuration: configuration, scanner: scanner,
                                    wallMicros: MonotonicClock.wallMicros())
         let engine = driver.engine
-        return ProtocolMessages.line { writer in
-            writer.key("type"); writer.string("status")
-            writer.key("protocol"); writer.int(ProtocolMessages.protocolVersion)
-            writer.key("version"); writer.string(BeacondVersion.current)
-            writer.key("uptime_s"); writer.number(Double(MonotonicClock.micros() - startedAt) / 1_000_000, decimals: 3)
-            writer.key("state")
-            writer.beginObject()
-            writer.key("seq"); writer.int(seq)
-            ProtocolMessages.stateFields(view, into: &writer)
-            writer.endObject()
-            let overrides = engine.activeOverrides(at: now)
-            writer.key("overrides")
-            writer.beginArray()
-            for override in overrides.prefix(listLimit) {
-                ProtocolMessages.beacon(override: override, directory: directory.entry(for: override.key),
-                                        configuration: engine.configuration, now: now, into: &writer)
-            }
-            writer.endArray()
-            writer.key("overrides_omitted"); writer.int(max(0, overrides.count - listLimit))
-            let beacons = directory.recent
-            writer.key("beacons")
-            writer.beginArray()
-            for entry in beacons.prefix(listLimit) {
-                ProtocolMessages.beacon(override: engine.activeOverride(for: entry.key, at: now), directory: entry,
-                                        configuration: engine.configuration, now: now, into: &writer)
-            }
-            writer.endArray()
-            writer.key("beacons_omitted"); writer.int(max(0, beacons.count - listLimit))
-            writer.key("remote")
-            ProtocolMessages.remote(engine.remoteStatus(at: now), now: now, into: &writer)
-            writer.key("scanner")
-            ProtocolMessages.scanner(scanner, detail: scannerDetail, into: &writer)
-            writer.key("counters")
-            writer.beginObject()
-            let fusion = engine.counters
-            writer.key("signals"); writer.int(counters.signals)
-            writer.key("rejected_frames"); writer.int(counters.rejectedFrames)
-            writer.key("accepted"); writer.int(fusion.accepted)
-            writer.key("repeats"); writer.int(fusion.repeats)
-            writer.key("older_ignored"); writer.int(fusion.olderIgnored)
-            writer.key("contests"); writer.int(fusion.contests)
-            writer.key("contested_frames"); writer.int(fusion.contestedFrames)
-            writer.key("filtered_rssi"); writer.int(fusion.filteredRSSI)
-            writer.key("filtered_zone"); writer.int(fusion.filteredZone)
-            writer.key("filtered_allow"); writer.int(fusion.filteredAllow)
-            writer.key("filtered_distance"); writer.int(fusion.filteredDistance)
-            writer.key("filtered_unknown_mode"); writer.int(fusion.filteredUnknownMode)
-            writer.key("expired"); writer.int(fusion.expired)
-            writer.key("evicted"); writer.int(fusion.evicted)
-            writer.key("refused"); writer.int(fusion.refused)
-            writer.key("overrides"); writer.int(engine.overrideCount)
-            writer.key("beacons_forgotten"); writer.int(directory.forgotten)
-            writer.key("remote_fetches"); writer.int(fusion.remoteSuccesses)
-            writer.key("remote_failures"); writer.int(fusion.remoteFailures)
-            writer.key("published"); writer.int(counters.published)
-            writer.key("beacon_updates"); writer.int(counters.beaconUpdates)
-            writer.key("status_reused"); writer.int(counters.statusReused)
-            writer.key("subscribers"); writer.int(subscribers.count)
-            writer.endObject()
-            for provider in statusProviders { provider(&writer) }
+        var beaconsCut: [BeaconReport] = []
+        let overrides = engine.activeOverrides(at: now)
+        let overridesCut = overrides.prefix(listLimit).compactMap { override in
+            BeaconReport(override: override, directory: directory.entry(for: override.key),
+                         configuration: engine.configuration, now: now)
         }
+        let recent = directory.recent
+        beaconsCut.reserveCapacity(min(recent.count, listLimit))
+        for entry in recent.prefix(listLimit) {
+            if let beacon = BeaconReport(override: engine.activeOverride(for: entry.key, at: now), directory: entry,
+                                         configuration: engine.configuration, now: now) {
+                beaconsCut.append(beacon)
+            }
+        }
+        var status = StatusMessage(
+            uptime: Double(MonotonicClock.micros() - startedAt) / 1_000_000, state: StateMessage(seq: seq, view: view),
+            overrides: overridesCut, overridesOmitted: max(0, overrides.count - listLimit), beacons: beaconsCut,
+            beaconsOmitted: max(0, recent.count - listLimit),
+            remote: engine.remoteStatus(at: now).map(RemoteReport.init),
+            scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
+            counters: statusCounters())
+        for provider in statusProviders { provider(&status) }
+        return status.line
+    }
+
+    /// `status.counters`: the hub's, the engine's and the directory's.
+    private func statusCounters() -> HubStatusCounters {
+        let engine = driver.engine
+        let fusion = engine.counters
+        var status = HubStatusCounters()
+        status.signals = counters.signals
+        status.rejectedFrames = counters.rejectedFrames
+        status.accepted = fusion.accepted
+        status.repeats = fusion.repeats
+        status.olderIgnored = fusion.olderIgnored
+        status.contests = fusion.contests
+        status.contestedFrames = fusion.contestedFrames
+        status.filteredRSSI = fusion.filteredRSSI
+        status.filteredZone = fusion.filteredZone
+        status.filteredAllow = fusion.filteredAllow
+        status.filteredDistance = fusion.filteredDistance
+        status.filteredUnknownMode = fusion.filteredUnknownMode
+        status.expired = fusion.expired
+        status.evicted = fusion.evicted
+        status.refused = fusion.refused
+        status.overrides = engine.overrideCount
+        status.beaconsForgotten = directory.forgotten
+        status.remoteFetches = fusion.remoteSuccesses
+        status.remoteFailures = fusion.remoteFailures
+        status.published = counters.published
+        status.beaconUpdates = counters.beaconUpdates
+        status.statusReused = counters.statusReused
+        status.subscribers = subscribers.count
+        return status
     }
 
     // MARK: Publishing
@@ -357,12 +351,7 @@ package final class TrackStateHub: @unchecked Sendable {
         counters.published += 1
         let view = PublicationView(state: state, directory: directory, configuration: configuration, scanner: scanner,
                                    wallMicros: MonotonicClock.wallMicros())
-        let bytes = ProtocolMessages.line { writer in
-            writer.key("type"); writer.string("state")
-            writer.key("seq"); writer.int(seq)
-            ProtocolMessages.stateFields(view, into: &writer)
-        }
-        stateLine = ByteBuffer(bytes: bytes)
+        stateLine = ByteBuffer(bytes: StateMessage(seq: seq, view: view).line)
         // Clients first: the audit line and systemd's STATUS can wait a few microseconds.
         for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
         audit(state)
@@ -415,14 +404,10 @@ package final class TrackStateHub: @unchecked Sendable {
     private func sendBeacon(_ key: OverrideKey, at now: Int64) {
         guard let entry = directory.entry(for: key) else { return }
         let override = driver.engine.activeOverride(for: key, at: now)
-        let bytes = ProtocolMessages.line { writer in
-            writer.key("type"); writer.string("beacon")
-            writer.key("ts"); writer.seconds(micros: MonotonicClock.wallMicros())
-            writer.key("beacon")
-            ProtocolMessages.beacon(override: override, directory: entry, configuration: configuration,
-                                    now: now, into: &writer)
-        }
-        let line = ByteBuffer(bytes: bytes)
+        guard let beacon = BeaconReport(override: override, directory: entry, configuration: configuration, now: now)
+        else { return }
+        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
+        let line = ByteBuffer(bytes: message.line)
         counters.beaconUpdates += 1
         for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
     }

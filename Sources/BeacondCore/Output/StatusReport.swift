@@ -1,61 +1,60 @@
 import Foundation
 
-/// The readable form of a `{"type":"status"}` object. Every string from the daemon is escaped,
+/// The readable form of a `{"type":"status"}` message (`StatusMessage`). Every string from the daemon is escaped,
 /// so nothing that came from the network or the air can drive the terminal.
 package enum StatusReport {
-    package static func render(_ status: [String: Any]) -> String {
+    package static func render(_ status: StatusMessage) -> String {
         var out = ""
-        let state = status["state"] as? [String: Any] ?? [:]
-        var header = "beacond \(text(status["version"]))  protocol \(text(status["protocol"]))"
-        if let uptime = number(status["uptime_s"]) { header += "  up \(duration(uptime))" }
-        header += "  seq \(text(state["seq"]))"
+        let state = status.state
+        var header = "beacond \(TerminalText.escaped(status.version))  protocol \(status.protocolVersion)"
+        header += "  up \(duration(status.uptime))"
+        header += "  seq \(state.seq)"
         out += header + "\n\n"
 
-        var mode = text(state["mode"]) + "  source " + text(state["source"])
-        if let zone = state["zone"], !(zone is NSNull) { mode += "  zone \(text(zone))" }
+        var mode = TerminalText.escaped(state.mode) + "  source " + TerminalText.escaped(state.source)
+        if let zone = state.zone { mode += "  zone \(zone)" }
         out += line("state", mode)
-        if let beacon = state["beacon"] as? [String: Any] {
-            out += line("", "beacon " + text(beacon["key"]))
+        if let beacon = state.beacon {
+            out += line("", "beacon " + TerminalText.escaped(beacon.key))
         }
-        out += line("remote", remote(status["remote"] as? [String: Any]))
-        if let remote = status["remote"] as? [String: Any], let error = remote["last_error"] as? String {
+        out += line("remote", remote(status.remote))
+        if let error = status.remote?.lastError {
             out += line("", "last error: " + TerminalText.escaped(error))
         }
-        if let scanner = status["scanner"] as? [String: Any] {
-            var health = text(scanner["backend"]) + " " + text(scanner["state"])
-            if let hci = status["hci"] as? [String: Any], let mode = hci["mode"] as? String {
-                health += " (\(mode) scanning, \(text(hci["reports"])) reports, \(text(hci["restarts"])) restarts)"
-            }
-            out += line("scanner", health)
-            if let detail = scanner["detail"] as? String {
-                out += line("", TerminalText.escaped(detail))
-            }
+        var health = TerminalText.escaped(status.scanner.backend) + " " + status.scanner.state.rawValue
+        if let hci = status.hci, let mode = hci.mode {
+            health += " (\(TerminalText.escaped(mode)) scanning, \(hci.reports) reports, \(hci.restarts) restarts)"
         }
-        if let server = status["server"] as? [String: Any] {
-            var clients = "\(text(server["clients"])) of \(text(server["max_clients"]))"
-            clients += ", \(text(server["rejected_clients"])) refused"
-            if let evicted = server["evicted_clients"] { clients += ", \(text(evicted)) closed for fair share" }
-            clients += ", \(text(server["dropped_lines"])) lines dropped"
-            clients += ", \(text(server["disconnected_slow"])) slow disconnected"
-            clients += ", \(text(server["errors"])) errors"
+        out += line("scanner", health)
+        if let detail = status.scanner.detail {
+            out += line("", TerminalText.escaped(detail))
+        }
+        if let server = status.server {
+            var clients = "\(server.clients) of \(server.maxClients)"
+            clients += ", \(server.rejectedClients) refused"
+            clients += ", \(server.evictedClients) closed for fair share"
+            clients += ", \(server.droppedLines) lines dropped"
+            clients += ", \(server.disconnectedSlow) slow disconnected"
+            clients += ", \(server.errors) errors"
             out += line("clients", clients)
         }
-        if let counters = status["counters"] as? [String: Any] {
-            let names = ["signals", "accepted", "rejected_frames", "contests", "expired", "published",
-                         "remote_fetches", "remote_failures"]
-            out += line("counters", names.compactMap { name in counters[name].map { "\(name) \(text($0))" } }
-                .joined(separator: ", "))
-        }
+        let counters = status.counters
+        let shown = [
+            ("signals", counters.signals), ("accepted", counters.accepted),
+            ("rejected_frames", counters.rejectedFrames), ("contests", counters.contests),
+            ("expired", counters.expired), ("published", counters.published),
+            ("remote_fetches", counters.remoteFetches), ("remote_failures", counters.remoteFailures),
+        ]
+        out += line("counters", shown.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
 
-        out += list("active overrides", status["overrides"], omitted: status["overrides_omitted"])
-        out += list("beacons heard", status["beacons"], omitted: status["beacons_omitted"])
+        out += list("active overrides", status.overrides, omitted: status.overridesOmitted)
+        out += list("beacons heard", status.beacons, omitted: status.beaconsOmitted)
         return out
     }
 
     /// A titled beacon table; the daemon lists at most 256 entries and counts the rest as omitted.
-    private static func list(_ title: String, _ entries: Any?, omitted: Any?) -> String {
-        let beacons = entries as? [[String: Any]] ?? []
-        let more = max(0, (omitted as? Int) ?? 0)
+    private static func list(_ title: String, _ beacons: [BeaconReport], omitted: Int) -> String {
+        let more = max(0, omitted)
         let (total, overflow) = beacons.count.addingReportingOverflow(more)
         var out = "\n\(title) (\(overflow ? beacons.count : total))\n"
         if !beacons.isEmpty { out += table(beacons) }
@@ -64,22 +63,23 @@ package enum StatusReport {
     }
 
     /// The beacon table: one beacon shape, whether from `overrides` or `beacons`.
-    static func table(_ beacons: [[String: Any]]) -> String {
+    static func table(_ beacons: [BeaconReport]) -> String {
         let headers = ["KEY", "KIND", "ZONE", "MODE", "RSSI", "DIST", "TTL LEFT", "SEQ", "LAST SEEN", "STATUS"]
         let rightAligned: Set<Int> = [2, 4, 5, 6, 7, 8]
         var rows = [headers]
         for beacon in beacons {
-            var status = (beacon["active"] as? Bool ?? false) ? "active" : "heard"
-            if beacon["held"] as? Bool == true { status += ", held" }
-            if beacon["contested"] as? Bool == true { status += ", CONTESTED (possible spoofing)" }
-            if let rejected = beacon["rejected"] as? String { status = "rejected: " + TerminalText.escaped(rejected) }
+            var status = beacon.active ? "active" : "heard"
+            if beacon.held { status += ", held" }
+            if beacon.contested { status += ", CONTESTED (possible spoofing)" }
+            if let rejected = beacon.rejected { status = "rejected: " + TerminalText.escaped(rejected) }
             rows.append([
-                text(beacon["key"]), text(beacon["kind"]), text(beacon["zone"]), text(beacon["mode"]),
-                integer(beacon["rssi"]).map { "\($0) dBm" } ?? "-",
-                number(beacon["distance_m"]).map { String(format: "%.1f m", $0) } ?? "-",
-                number(beacon["ttl_left_s"]).map { String(format: "%.1f s", $0) } ?? "-",
-                text(beacon["seq"]),
-                number(beacon["last_seen_s"]).map { String(format: "%.1f s ago", $0) } ?? "-",
+                TerminalText.escaped(beacon.key), TerminalText.escaped(beacon.kind), "\(beacon.zone)",
+                TerminalText.escaped(beacon.mode),
+                beacon.rssi.map { "\($0) dBm" } ?? "-",
+                finite(beacon.distance).map { String(format: "%.1f m", $0) } ?? "-",
+                finite(beacon.ttlLeft).map { String(format: "%.1f s", $0) } ?? "-",
+                "\(beacon.sequence)",
+                finite(beacon.lastSeen).map { String(format: "%.1f s ago", $0) } ?? "-",
                 status,
             ])
         }
@@ -101,45 +101,28 @@ package enum StatusReport {
         return out
     }
 
-    private static func remote(_ remote: [String: Any]?) -> String {
+    private static func remote(_ remote: RemoteReport?) -> String {
         guard let remote else { return "none" }
-        var parts = [text(remote["mode"])]
-        if let reported = remote["reported_mode"] as? String, reported != remote["mode"] as? String {
+        var parts = [remote.mode.map(TerminalText.escaped) ?? "-"]
+        if let reported = remote.reportedMode, reported != remote.mode {
             parts.append("reported " + TerminalText.escaped(reported))
         }
-        parts.append((remote["fresh"] as? Bool ?? false) ? "fresh" : "stale")
-        if remote["latched"] as? Bool ?? false { parts.append("latched") }
-        if let age = number(remote["age_s"]) { parts.append(String(format: "age %.1f s", age)) }
-        if let message = remote["message"] as? String, !message.isEmpty {
+        parts.append(remote.fresh ? "fresh" : "stale")
+        if remote.latched { parts.append("latched") }
+        if let age = finite(remote.age) { parts.append(String(format: "age %.1f s", age)) }
+        if let message = remote.message, !message.isEmpty {
             parts.append("\"" + TerminalText.escaped(message) + "\"")
         }
         return parts.joined(separator: ", ")
     }
 
+    /// A finite number, nil otherwise: the status may come from any socket.
+    private static func finite(_ value: Double?) -> Double? {
+        value.flatMap { $0.isFinite ? $0 : nil }
+    }
+
     private static func line(_ label: String, _ value: String) -> String {
         label.padding(toLength: 10, withPad: " ", startingAt: 0) + value + "\n"
-    }
-
-    /// A JSON value as text: strings escaped, null as "-".
-    private static func text(_ value: Any?) -> String {
-        switch value {
-        case nil, is NSNull: "-"
-        case let string as String: TerminalText.escaped(string)
-        case let number as NSNumber: number.stringValue
-        case let other?: TerminalText.escaped("\(other)")
-        }
-    }
-
-    private static func number(_ value: Any?) -> Double? {
-        guard let number = value as? NSNumber else { return nil }
-        return number.doubleValue
-    }
-
-    /// A number that is a whole one within ±1e15 (what a daemon sends), nil otherwise: the status
-    /// may come from any socket, and `Int(_:)` of 1e300 or infinity traps.
-    private static func integer(_ value: Any?) -> Int? {
-        guard let number = number(value), number.isFinite, abs(number) < 1e15 else { return nil }
-        return Int(number)
     }
 
     private static func duration(_ seconds: Double) -> String {

@@ -62,23 +62,24 @@ package final class ServerCounters {
     /// The most bytes the daemon held for any one client (channel write buffer plus queue).
     var peakQueuedBytes = 0
 
-    /// `queuedBytes`: what the daemon holds for all clients now (channel write buffers plus queues).
-    func write(into writer: inout JSONWriter, maxClients: Int, queuedBytes: Int) {
-        writer.beginObject()
-        writer.key("clients"); writer.int(clients)
-        writer.key("max_clients"); writer.int(maxClients)
-        writer.key("accepted"); writer.int(accepted)
-        writer.key("rejected_clients"); writer.int(rejectedClients)
-        writer.key("evicted_clients"); writer.int(evictedClients)
-        writer.key("dropped_lines"); writer.int(droppedLines)
-        writer.key("coalesced_states"); writer.int(coalescedStates)
-        writer.key("disconnected_slow"); writer.int(disconnectedSlow)
-        writer.key("disconnected_abuse"); writer.int(disconnectedAbuse)
-        writer.key("errors"); writer.int(errors)
-        writer.key("refused_status"); writer.int(refusedStatus)
-        writer.key("queued_bytes"); writer.int(queuedBytes)
-        writer.key("peak_queued_lines"); writer.int(peakQueuedLines)
-        writer.key("peak_queued_bytes"); writer.int(peakQueuedBytes)
-        writer.endObject()
+    /// `status.server`; `queuedBytes`: what the daemon holds for all clients now (channel write
+    /// buffers plus queues).
+    func status(maxClients: Int, queuedBytes: Int) -> ServerStatus {
+        var status = ServerStatus()
+        status.clients = clients
+        status.maxClients = maxClients
+        status.accepted = accepted
+        status.rejectedClients = rejectedClients
+        status.evictedClients = evictedClients
+        status.droppedLines = droppedLines
+        status.coalescedStates = coalescedStates
+        status.disconnectedSlow = disconnectedSlow
+        status.disconnectedAbuse = disconnectedAbuse
+        status.errors = errors
+        status.refusedStatus = refusedStatus
+        status.queuedBytes = queuedBytes
+        status.peakQueuedLines = peakQueuedLines
+        status.peakQueuedBytes = peakQueuedBytes
+        return status
     }
 }

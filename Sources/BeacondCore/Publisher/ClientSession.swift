@@ -76,11 +76,11 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         case .status:
             answerStatus(context: context)
         case .ping:
-            send(.reply(ByteBuffer(bytes: ProtocolMessages.pong())), context: context)
+            send(.reply(ByteBuffer(bytes: PongMessage().line)), context: context)
         case .subscribe(let beacons):
             wantsBeacons = beacons
             if subscribed { hub.recountBeaconSubscribers() }
-            send(.reply(ByteBuffer(bytes: ProtocolMessages.subscribed(beacons: beacons))), context: context)
+            send(.reply(ByteBuffer(bytes: SubscribedMessage(beacons: beacons).line)), context: context)
         case .invalid(let reason):
             answerError(reason, context: context)
         }
@@ -114,14 +114,14 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         guard let context else { return nil }
         closing = true
         leaveHub()
-        return closeAfterWriting(ProtocolMessages.bye(reason: reason), context: context)
+        return closeAfterWriting(ByeMessage(reason: reason).line, context: context)
     }
 
     // MARK: Private
 
     private func greet(context: ChannelHandlerContext) {
         guard !subscribed, !closing else { return }
-        context.write(wrapOutboundOut(.reply(ByteBuffer(bytes: ProtocolMessages.hello()))), promise: nil)
+        context.write(wrapOutboundOut(.reply(ByteBuffer(bytes: HelloMessage().line))), promise: nil)
         // Before the hub's first publication there is no state yet; it comes when published.
         if hub.stateLine.readableBytes > 0 {
             context.write(wrapOutboundOut(.state(hub.stateLine)), promise: nil)
@@ -163,7 +163,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     private func answerError(_ reason: String, context: ChannelHandlerContext) {
         errorCount += 1
         counters.errors += 1
-        send(.reply(ByteBuffer(bytes: ProtocolMessages.error(reason))), context: context)
+        send(.reply(ByteBuffer(bytes: ErrorMessage(reason).line)), context: context)
         guard errorCount >= limits.maxErrors else { return }
         // Repeated abuse: say why, and close once that is written.
         closing = true
@@ -172,7 +172,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         logger.limited(limiter: logLimiter, .notice, "client.abuse",
                        "client \(id): \(errorCount) errors, closing the connection")
         leaveHub()
-        _ = closeAfterWriting(ProtocolMessages.error("too many errors (\(errorCount)): closing the connection"),
+        _ = closeAfterWriting(ErrorMessage("too many errors (\(errorCount)): closing the connection").line,
                               context: context)
     }
 

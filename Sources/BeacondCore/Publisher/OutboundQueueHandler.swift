@@ -158,7 +158,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     private func append(_ entry: Entry) {
         if unreportedDrops > 0 {
             // The notice goes exactly where the gap is: after the last update queued before it.
-            let notice = ByteBuffer(bytes: ProtocolMessages.dropped(unreportedDrops))
+            let notice = ByteBuffer(bytes: DroppedMessage(count: unreportedDrops).line)
             unreportedDrops = 0
             queue.append(Entry(kind: .dropped, bytes: notice, promise: nil))
             queuedBytes += notice.readableBytes
@@ -207,7 +207,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         while context.channel.isWritable, !closing {
             guard let entry = queue.popFirst() else {
                 if unreportedDrops > 0 {
-                    context.write(wrapOutboundOut(ByteBuffer(bytes: ProtocolMessages.dropped(unreportedDrops))),
+                    context.write(wrapOutboundOut(ByteBuffer(bytes: DroppedMessage(count: unreportedDrops).line)),
                                   promise: nil)
                     unreportedDrops = 0
                     continue

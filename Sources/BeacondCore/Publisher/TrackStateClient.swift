@@ -20,6 +20,40 @@ package final class TrackStateClient {
 
         package subscript(key: String) -> Any? { object[key] }
         package var text: String { String(decoding: line, as: UTF8.self) }
+
+        /// The typed message (`ServerMessage`); throws `.unreadable` when the line does not
+        /// match protocol v1's shape for its type.
+        package func decoded(path: String = "") throws(ClientError) -> ServerMessage {
+            do {
+                return try ServerMessage(line: line)
+            } catch {
+                throw .unreadable(path: path, type: type, reason: Self.describe(error))
+            }
+        }
+
+        /// The typed status reply; throws `.unreadable` when this is not one.
+        package func status(path: String = "") throws(ClientError) -> StatusMessage {
+            guard case .status(let status) = try decoded(path: path) else {
+                throw .unreadable(path: path, type: type, reason: "not a status message")
+            }
+            return status
+        }
+
+        /// Where a decoding error is, in field names (`state.beacon.rssi`), and what it is.
+        private static func describe(_ error: Error) -> String {
+            let context: DecodingError.Context
+            switch error as? DecodingError {
+            case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found):
+                context = found
+            case .keyNotFound(let key, let found):
+                let path = (found.codingPath + [key]).map(\.stringValue).joined(separator: ".")
+                return "missing \"\(path)\""
+            default:
+                return "\(error)"
+            }
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "\"\(path)\": \(context.debugDescription)"
+        }
     }
 
     package enum ClientError: Error, CustomStringConvertible {
@@ -33,6 +67,8 @@ package final class TrackStateClient {
         case notJSON(path: String, line: String)
         /// The daemon answered a command with `{"type":"error"}`.
         case serverError(path: String, message: String)
+        /// A message of a known `type` whose fields do not have protocol v1's shape.
+        case unreadable(path: String, type: String, reason: String)
 
         /// The daemon closed the connection (a client may reconnect).
         var isClosed: Bool {
@@ -63,6 +99,9 @@ package final class TrackStateClient {
                 "\(path): the daemon sent a line that is not a JSON object: \(TerminalText.escaped(String(line.prefix(200))))"
             case .serverError(let path, let message):
                 "\(path): the daemon answered with an error: \(TerminalText.escaped(message))"
+            case .unreadable(let path, let type, let reason):
+                "\(path): the daemon sent a \(TerminalText.escaped(type)) message this version cannot read: "
+                    + TerminalText.escaped(reason)
             }
         }
     }
@@ -136,6 +175,12 @@ package final class TrackStateClient {
         try send(bytes: Array(command.utf8) + [UInt8(ascii: "\n")])
     }
 
+    /// Sends one request (`.invalid` sends nothing: no client sends one).
+    func send(_ request: ClientRequest) throws(ClientError) {
+        guard let command = request.commandLine else { return }
+        try send(command: command)
+    }
+
     // MARK: Receiving
 
     /// The next line, without its "\n". Throws `.closed` at the end of the stream and
@@ -157,6 +202,11 @@ package final class TrackStateClient {
             throw .notJSON(path: path, line: String(decoding: line, as: UTF8.self))
         }
         return Message(type: object["type"] as? String ?? "", object: object, line: line)
+    }
+
+    /// The next message, typed (`.unknown` for a type this version does not know).
+    package func readServerMessage(timeout: Double? = 5) throws(ClientError) -> ServerMessage {
+        try readMessage(timeout: timeout).decoded(path: path)
     }
 
     /// Reads the greeting: hello, then the current state.
@@ -245,6 +295,6 @@ package final class TrackStateClient {
         let client = try TrackStateClient(path: path, timeout: timeout)
         defer { client.close() }
         _ = try client.handshake(timeout: timeout)
-        return try client.request(#"{"cmd":"status"}"#, reply: "status", timeout: timeout)
+        return try client.request(ClientRequest.status.commandLine ?? "", reply: "status", timeout: timeout)
     }
 }

@@ -191,9 +191,8 @@ package final class TrackStateServer: @unchecked Sendable {
         phase = .running
         let counters = counters
         let maxClients = maxClients
-        hub.statusProviders.append { [weak self] writer in
-            writer.key("server")
-            counters.write(into: &writer, maxClients: maxClients, queuedBytes: self?.queuedBytes ?? 0)
+        hub.statusProviders.append { [weak self] status in
+            status.server = counters.status(maxClients: maxClients, queuedBytes: self?.queuedBytes ?? 0)
         }
         let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
         logger.info("listening on \(path) (\(how), max_clients \(maxClients))")
@@ -207,7 +206,7 @@ package final class TrackStateServer: @unchecked Sendable {
     private func initialize(_ channel: Channel, uid: UInt32) throws {
         let pipeline = channel.pipeline.syncOperations
         guard phase == .running else {
-            try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.bye(reason: "shutting down")))
+            try pipeline.addHandler(RefusingHandler(line: ByeMessage(reason: "shutting down").line))
             return
         }
         if roster.count >= maxClients {
@@ -219,7 +218,7 @@ package final class TrackStateServer: @unchecked Sendable {
                         """)
                 }
                 let message = "server full: \(maxClients) clients connected (max_clients)"
-                try pipeline.addHandler(RefusingHandler(line: ProtocolMessages.error(message)))
+                try pipeline.addHandler(RefusingHandler(line: ErrorMessage(message).line))
                 return
             }
             evict(victim, admitting: uid)

@@ -29,27 +29,18 @@ struct RemotePollerCounters: Hashable, Sendable {
 
     var totalFailures: Int { failures.values.reduce(0, +) }
 
-    /// `{"url","polls","successes","failures":{kind:n},"consecutive_failures","last_error","last_error_kind",
-    /// "last_error_at","last_success_at"}`; times are Unix seconds.
-    func write(url: String?, into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("url"); writer.string(orNull: url)
-        writer.key("polls"); writer.int(polls)
-        writer.key("successes"); writer.int(successes)
-        writer.key("failures")
-        writer.beginObject()
-        for kind in RemoteFailureKind.allCases {
-            writer.key(kind.rawValue); writer.int(failures[kind, default: 0])
-        }
-        writer.endObject()
-        writer.key("consecutive_failures"); writer.int(consecutiveFailures)
-        writer.key("last_error"); writer.string(orNull: lastError?.reason)
-        writer.key("last_error_kind"); writer.string(orNull: lastError?.kind.rawValue)
-        writer.key("last_error_at")
-        if let lastErrorWallMicros { writer.seconds(micros: lastErrorWallMicros) } else { writer.null() }
-        writer.key("last_success_at")
-        if let lastSuccessWallMicros { writer.seconds(micros: lastSuccessWallMicros) } else { writer.null() }
-        writer.endObject()
+    /// `status.remote_poller`; `url` without credentials.
+    func status(url: String?) -> RemotePollerStatus {
+        var status = RemotePollerStatus(url: url)
+        status.polls = polls
+        status.successes = successes
+        for kind in RemoteFailureKind.allCases { status.failures[kind.rawValue] = failures[kind, default: 0] }
+        status.consecutiveFailures = consecutiveFailures
+        status.lastError = lastError?.reason
+        status.lastErrorKind = lastError?.kind.rawValue
+        status.lastErrorAt = lastErrorWallMicros.map(WallTime.init(micros:))
+        status.lastSuccessAt = lastSuccessWallMicros.map(WallTime.init(micros:))
+        return status
     }
 }
 
@@ -110,11 +101,10 @@ final class RemoteStatePoller: Service, Sendable {
     /// The URL without credentials, for status.
     var endpointDescription: String { shared.withLock { $0.remote.endpoint.description } }
 
-    /// `"remote_poller": {...}` for the status line.
-    func writeStatus(into writer: inout JSONWriter) {
+    /// `status.remote_poller`.
+    var pollerStatus: RemotePollerStatus {
         let (counters, url) = shared.withLock { ($0.counters, $0.remote.endpoint.description) }
-        writer.key("remote_poller")
-        counters.write(url: url, into: &writer)
+        return counters.status(url: url)
     }
 
     /// Applies new settings (SIGHUP) from the next poll on, which starts at once. On error the

@@ -52,13 +52,9 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
         hub.eventLoop.execute { [hub] in hub.setScanner(state, detail: detail) }
     }
 
-    /// The sink's counters in a status reply.
-    func writeStatus(into writer: inout JSONWriter) {
+    /// The sink's counters in a status reply (`status.scan`).
+    var scanStatus: ScanStatus {
         let counters = counters
-        writer.key("scan")
-        writer.beginObject()
-        writer.key("reports"); writer.int(counters.reports)
-        writer.key("dropped_signals"); writer.int(counters.droppedSignals)
-        writer.endObject()
+        return ScanStatus(reports: counters.reports, droppedSignals: counters.droppedSignals)
     }
 }

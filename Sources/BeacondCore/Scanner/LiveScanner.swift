@@ -3,14 +3,16 @@ import ServiceLifecycle
 
 /// A live backend that adds its own counters to status replies (read on the hub's event loop
 /// while the backend runs on its own thread, so they are atomics).
-protocol ScannerStatusWriting: Sendable {
-    func writeStatus(into writer: inout JSONWriter)
+protocol ScannerStatusReporting: Sendable {
+    func report(into status: inout StatusMessage)
 }
 
-extension HCIScannerBackend: ScannerStatusWriting {}
+extension HCIScannerBackend: ScannerStatusReporting {
+    func report(into status: inout StatusMessage) { status.hci = hciStatus }
+}
 
-extension BlueZScannerBackend: ScannerStatusWriting {
-    func writeStatus(into writer: inout JSONWriter) { counters.writeStatus(into: &writer) }
+extension BlueZScannerBackend: ScannerStatusReporting {
+    func report(into status: inout StatusMessage) { status.bluez = counters.status }
 }
 
 /// Builds the live scanner backend a configuration names, feeding `sink`. The replay backend

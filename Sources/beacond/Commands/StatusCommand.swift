@@ -28,17 +28,20 @@ struct StatusCommand: ParsableCommand {
     var timeout = SecondsArgument(micros: 5_000_000)
 
     func run() throws {
-        let status: TrackStateClient.Message
+        // --json prints the line as the daemon sent it, fields this version does not know included.
+        let reply: TrackStateClient.Message
+        let status: StatusMessage?
         do {
-            status = try TrackStateClient.fetchStatus(path: socket, timeout: Double(timeout.micros) / 1_000_000)
+            reply = try TrackStateClient.fetchStatus(path: socket, timeout: Double(timeout.micros) / 1_000_000)
+            status = json ? nil : try reply.status(path: socket)
         } catch {
             FileHandle.standardError.write(Data("beacond status: error: \(error)\n".utf8))
             throw ExitCode(1)
         }
-        if json {
-            print(status.text)
+        if let status {
+            print(StatusReport.render(status), terminator: "")
         } else {
-            print(StatusReport.render(status.object), terminator: "")
+            print(reply.text)
         }
     }
 }

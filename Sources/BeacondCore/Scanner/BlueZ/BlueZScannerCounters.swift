@@ -13,14 +13,14 @@ final class BlueZScannerCounters: Sendable {
     /// Devices forgotten to keep the table bounded.
     let evictions = Atomic<Int>(0)
 
-    func writeStatus(into writer: inout JSONWriter) {
-        writer.key("bluez")
-        writer.beginObject()
-        writer.key("updates"); writer.int(updates.load(ordering: .relaxed))
-        writer.key("reports"); writer.int(reports.load(ordering: .relaxed))
-        writer.key("skipped_properties"); writer.int(skippedProperties.load(ordering: .relaxed))
-        writer.key("malformed_signals"); writer.int(malformedSignals.load(ordering: .relaxed))
-        writer.key("evicted_devices"); writer.int(evictions.load(ordering: .relaxed))
-        writer.endObject()
+    /// The counters for a status reply (`status.bluez`).
+    var status: BlueZStatus {
+        var status = BlueZStatus()
+        status.updates = updates.load(ordering: .relaxed)
+        status.reports = reports.load(ordering: .relaxed)
+        status.skippedProperties = skippedProperties.load(ordering: .relaxed)
+        status.malformedSignals = malformedSignals.load(ordering: .relaxed)
+        status.evictedDevices = evictions.load(ordering: .relaxed)
+        return status
     }
 }

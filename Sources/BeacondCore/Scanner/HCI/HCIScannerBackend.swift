@@ -88,23 +88,18 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     /// Asks the reader thread to disable the scan and end; returns at once.
     package func stop() { wake.signal() }
 
-    /// The backend's counters for a status reply.
-    func writeStatus(into writer: inout JSONWriter) {
+    /// The backend's counters for a status reply (`status.hci`).
+    var hciStatus: HCIBackendStatus {
         let snapshot = counters.snapshot
-        let mode = mode
-        writer.key("hci")
-        writer.beginObject()
-        writer.key("adapter"); writer.string(configuration.adapter)
-        writer.key("mode")
-        if let mode { writer.string(mode.rawValue) } else { writer.null() }
-        writer.key("events"); writer.int(snapshot.events)
-        writer.key("reports"); writer.int(snapshot.reports)
-        writer.key("malformed"); writer.int(snapshot.malformed)
-        if let reason = counters.lastMalformed { writer.key("last_malformed"); writer.string(reason) }
-        writer.key("restarts"); writer.int(snapshot.restarts)
-        writer.key("reconnects"); writer.int(snapshot.reconnects)
-        recorder?.writeStatus(into: &writer)
-        writer.endObject()
+        var status = HCIBackendStatus(adapter: configuration.adapter, mode: mode?.rawValue)
+        status.events = snapshot.events
+        status.reports = snapshot.reports
+        status.malformed = snapshot.malformed
+        status.lastMalformed = counters.lastMalformed
+        status.restarts = snapshot.restarts
+        status.reconnects = snapshot.reconnects
+        status.recording = recorder?.recordingStatus
+        return status
     }
 
     // MARK: The reader thread

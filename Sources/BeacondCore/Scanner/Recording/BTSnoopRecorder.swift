@@ -116,14 +116,9 @@ package final class BTSnoopRecorder: @unchecked Sendable {
         stopped.store(true, ordering: .relaxed)
     }
 
-    func writeStatus(into writer: inout JSONWriter) {
-        writer.key("recording")
-        writer.beginObject()
-        writer.key("path"); writer.string(path)
-        writer.key("active"); writer.bool(isRecording)
-        writer.key("records"); writer.int(records)
-        writer.key("rotations"); writer.int(rotations)
-        writer.endObject()
+    /// `status.hci.recording`.
+    var recordingStatus: RecordingStatus {
+        RecordingStatus(path: path, active: isRecording, records: records, rotations: rotations)
     }
 
     // MARK: Files

@@ -1,0 +1,108 @@
+import Foundation
+import NIOCore
+
+/// A client's request, parsed from one line (docs/protocol.md, "Client commands").
+package enum ClientRequest: Hashable, Sendable, Decodable {
+    case status
+    case ping
+    case subscribe(beacons: Bool)
+    /// A line that is not a valid command: answered with `{"type":"error","error":reason}`.
+    case invalid(reason: String)
+
+    /// The maximum number of bytes of an unknown command name echoed back in an error.
+    static let echoLimit = 64
+
+    /// Parses one line (without its "\n"). Nil for a blank line, which is ignored.
+    package static func parse(_ line: ByteBuffer) -> ClientRequest? {
+        let bytes = line.readableBytesView
+        guard bytes.contains(where: { !isJSONWhitespace($0) }) else { return nil }
+        if let offset = invalidUTF8Offset(bytes) {
+            return .invalid(reason: "line is not valid UTF-8 (at byte \(offset))")
+        }
+        // JSON allows no raw control character, in a string or out of one (tab and CR are whitespace).
+        if let index = bytes.firstIndex(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0D }) {
+            let byte = bytes[index]
+            let hex = (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            return .invalid(reason: "control character 0x\(hex) at byte \(index - bytes.startIndex)")
+        }
+        do {
+            return try JSONDecoder().decode(ClientRequest.self, from: Data(bytes))
+        } catch let error as RequestFieldError {
+            return .invalid(reason: error.reason)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            return .invalid(reason: "expected a JSON object")
+        } catch {
+            return .invalid(reason: "invalid JSON")
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case cmd, beacons
+    }
+
+    /// Decodes a command object. Unknown fields are ignored (for forward compatibility); known
+    /// ones must have the right type (`RequestFieldError`). An unknown command decodes as
+    /// `.invalid`, naming it.
+    package init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard container.contains(.cmd) else { throw RequestFieldError(reason: "missing \"cmd\"") }
+        let cmd: String
+        do {
+            cmd = try container.decode(String.self, forKey: .cmd)
+        } catch DecodingError.typeMismatch, DecodingError.valueNotFound {
+            throw RequestFieldError(reason: "\"cmd\" must be a string")
+        } catch {
+            throw RequestFieldError(reason: "\"cmd\" is not a valid JSON string")
+        }
+        switch cmd {
+        case "status": self = .status
+        case "ping": self = .ping
+        case "subscribe":
+            guard container.contains(.beacons) else {
+                self = .subscribe(beacons: true)
+                return
+            }
+            guard let beacons = try? container.decode(Bool.self, forKey: .beacons) else {
+                throw RequestFieldError(reason: "\"beacons\" must be true or false")
+            }
+            self = .subscribe(beacons: beacons)
+        case let name:
+            var shown = String(decoding: name.utf8.prefix(Self.echoLimit), as: UTF8.self)
+            if name.utf8.count > Self.echoLimit { shown += "…" }
+            self = .invalid(reason: "unknown command \"\(shown)\" (expected status, subscribe or ping)")
+        }
+    }
+
+    /// The request as a client sends it, without its "\n"; nil for `.invalid`, which no client sends.
+    package var commandLine: String? {
+        switch self {
+        case .status: #"{"cmd":"status"}"#
+        case .ping: #"{"cmd":"ping"}"#
+        case .subscribe(let beacons): #"{"cmd":"subscribe","beacons":\#(beacons)}"#
+        case .invalid: nil
+        }
+    }
+
+    /// The offset of the first byte that does not start a valid UTF-8 sequence; nil when all is valid.
+    private static func invalidUTF8Offset(_ bytes: ByteBufferView) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+
+    private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+}
+
+/// A known field of a command with the wrong type (or no `cmd`): `reason` is the error sent back.
+struct RequestFieldError: Error {
+    let reason: String
+}

@@ -1,0 +1,103 @@
+import CircuitState
+
+/// `{"type":"state",…}`: the published track state (docs/protocol.md, "state"). A status
+/// reply's `state` holds the same fields without `type`.
+package struct StateMessage: Hashable, Sendable, Decodable, RenderedMessage {
+    /// The publication number.
+    package var seq: Int
+    package var time: WallTime
+    package var mode: String
+    /// `beacon`, `remote` or `none`.
+    package var source: String
+    package var zone: Int?
+    package var beacon: BeaconReport?
+    package var remote: RemoteReport?
+    package var scanner: ScannerStatus
+
+    enum CodingKeys: String, CodingKey {
+        case seq
+        case time = "ts"
+        case mode, source, zone, beacon, remote, scanner
+    }
+
+    package init(
+        seq: Int, time: WallTime, mode: String, source: String, zone: Int?, beacon: BeaconReport?,
+        remote: RemoteReport?, scanner: ScannerStatus
+    ) {
+        self.seq = seq
+        self.time = time
+        self.mode = mode
+        self.source = source
+        self.zone = zone
+        self.beacon = beacon
+        self.remote = remote
+        self.scanner = scanner
+    }
+
+    /// Publication `seq` of `view`; the beacon is the overriding one when the source is a beacon.
+    init(seq: Int, view: PublicationView) {
+        let state = view.state
+        var beacon: BeaconReport?
+        if state.source == .beacon, let override = state.override {
+            beacon = BeaconReport(override: override, directory: view.directory.entry(for: override.key),
+                                  configuration: view.configuration, now: state.time)
+        }
+        self.init(
+            seq: seq, time: WallTime(micros: view.wallMicros), mode: state.decision.modeName,
+            source: state.source.rawValue, zone: state.zone.map { Int($0) }, beacon: beacon,
+            remote: state.remote.map(RemoteReport.init), scanner: view.scanner)
+    }
+
+    func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("type"); writer.string("state")
+        renderFields(into: &writer)
+        writer.endObject()
+    }
+
+    /// The fields after `type`: a status reply's `state` object holds these.
+    func renderFields(into writer: inout JSONWriter) {
+        writer.key("seq"); writer.int(seq)
+        writer.key("ts"); writer.time(time)
+        writer.key("mode"); writer.string(mode)
+        writer.key("source"); writer.string(source)
+        writer.key("zone"); writer.int(zone)
+        writer.key("beacon")
+        if let beacon { beacon.render(into: &writer) } else { writer.null() }
+        writer.key("remote"); remote.render(into: &writer)
+        writer.key("scanner"); scanner.render(into: &writer)
+    }
+}
+
+/// `{"type":"beacon","ts":…,"beacon":{…}}`: a beacon heard, for subscribed clients.
+package struct BeaconMessage: Hashable, Sendable, Decodable, RenderedMessage {
+    package var time: WallTime
+    package var beacon: BeaconReport
+
+    enum CodingKeys: String, CodingKey {
+        case time = "ts"
+        case beacon
+    }
+
+    package init(time: WallTime, beacon: BeaconReport) {
+        self.time = time
+        self.beacon = beacon
+    }
+
+    func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("type"); writer.string("beacon")
+        writer.key("ts"); writer.time(time)
+        writer.key("beacon"); beacon.render(into: &writer)
+        writer.endObject()
+    }
+}
+
+/// What one publication is made of.
+struct PublicationView {
+    var state: PublishedState
+    var directory: BeaconDirectory
+    var configuration: FusionConfiguration
+    var scanner: ScannerStatus
+    var wallMicros: Int64
+}
