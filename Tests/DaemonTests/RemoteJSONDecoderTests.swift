@@ -60,6 +60,26 @@ import Testing
         }
     }
 
+    /// A failed element decode does not move past the element, so another type can be tried.
+    @Test func aFailedArrayElementCanBeReadAsAnotherType() throws {
+        struct Mixed: Decodable {
+            var values: [String] = []
+            init(from decoder: any Decoder) throws {
+                var elements = try decoder.unkeyedContainer()
+                while !elements.isAtEnd {
+                    if let number = try? elements.decode(Int.self) {
+                        values.append("int \(number)")
+                    } else {
+                        values.append("text \(try elements.decode(String.self))")
+                    }
+                }
+                #expect(throws: DecodingError.self) { try elements.decode(Bool.self) }
+            }
+        }
+        let mixed = try RemoteJSONDecoder.decode(Mixed.self, from: RemoteJSON.parse(Array(#"[1,"a",2]"#.utf8)))
+        #expect(mixed.values == ["int 1", "text a", "int 2"])
+    }
+
     @Test func rawValuesAreGivenOnlyToThisDecoder() throws {
         struct Holder: Decodable { var value: RemoteJSON }
         let holder = try RemoteJSONDecoder.decode(Holder.self, from: RemoteJSON.parse(Array(#"{"value":1e999}"#.utf8)))

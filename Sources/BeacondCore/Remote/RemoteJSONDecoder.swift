@@ -230,15 +230,16 @@ struct RemoteJSONArrayContainer: UnkeyedDecodingContainer {
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
-    /// The next element's decoder, moving past it; past the end is `valueNotFound`.
-    mutating func next(_ type: Any.Type) throws -> RemoteJSONNodeDecoder {
+    /// Decodes the next element with `body`, moving past it only when that succeeds (as
+    /// `JSONDecoder` does, so a caller may try another type); past the end is `valueNotFound`.
+    mutating func next<Value>(_ type: Any.Type, _ body: (RemoteJSONNodeDecoder) throws -> Value) throws -> Value {
+        let path = codingPath + [RemoteJSONIndexKey(intValue: currentIndex)]
         guard currentIndex < elements.count else {
-            throw DecodingError.valueNotFound(type, .init(
-                codingPath: codingPath + [RemoteJSONIndexKey(intValue: currentIndex)], debugDescription: "is missing"))
+            throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "is missing"))
         }
-        defer { currentIndex += 1 }
-        return RemoteJSONNodeDecoder(node: elements[currentIndex],
-                                     codingPath: codingPath + [RemoteJSONIndexKey(intValue: currentIndex)])
+        let value = try body(RemoteJSONNodeDecoder(node: elements[currentIndex], codingPath: path))
+        currentIndex += 1
+        return value
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -247,30 +248,30 @@ struct RemoteJSONArrayContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type).decode(type) }
-    mutating func decode(_ type: String.Type) throws -> String { try next(type).decode(type) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next(type).decode(type) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next(type).decode(type) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next(type).decode(type) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type).decode(type) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type).decode(type) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type).decode(type) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type).decode(type) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type).decode(type) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type).decode(type) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type).decode(type) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type).decode(type) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type).decode(type) }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type).decode(type) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try $0.decode(type) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.decode(type) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try $0.decode(type) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
         -> KeyedDecodingContainer<NestedKey> {
-        try next(type).container(keyedBy: type)
+        try next(type) { try $0.container(keyedBy: type) }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next([RemoteJSON].self).unkeyedContainer()
+        try next([RemoteJSON].self) { try $0.unkeyedContainer() }
     }
 
-    mutating func superDecoder() throws -> any Decoder { try next(RemoteJSON.self) }
+    mutating func superDecoder() throws -> any Decoder { try next(RemoteJSON.self) { $0 } }
 }
