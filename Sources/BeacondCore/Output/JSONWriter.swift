@@ -2,8 +2,10 @@
 /// opened and closed explicitly, and commas are placed automatically.
 struct JSONWriter {
     var bytes: [UInt8] = []
-    /// Bit n set: the container at depth n already holds an element.
+    /// Bit n - 1 set: the container at depth n (1...64) already holds an element.
     private var hasElement: UInt64 = 0
+    /// The same for depths beyond 64 (index depth - 65); empty, and so never allocated, in practice.
+    private var deepHasElement: [Bool] = []
     private var depth = 0
     private var afterKey = false
 
@@ -17,20 +19,34 @@ struct JSONWriter {
             return
         }
         guard depth > 0 else { return }
-        let bit: UInt64 = 1 << UInt64(min(depth, 63))
-        if hasElement & bit != 0 { bytes.append(UInt8(ascii: ",")) }
-        hasElement |= bit
+        let hadElement: Bool
+        if depth <= 64 {
+            let bit: UInt64 = 1 << UInt64(depth - 1)
+            hadElement = hasElement & bit != 0
+            hasElement |= bit
+        } else {
+            hadElement = deepHasElement[depth - 65]
+            deepHasElement[depth - 65] = true
+        }
+        if hadElement { bytes.append(UInt8(ascii: ",")) }
     }
 
     private mutating func open(_ character: Unicode.Scalar) {
         separate()
         bytes.append(UInt8(ascii: character))
         depth += 1
-        hasElement &= ~(1 << UInt64(min(depth, 63)))
+        if depth <= 64 {
+            hasElement &= ~(1 << UInt64(depth - 1))
+        } else if deepHasElement.count < depth - 64 {
+            deepHasElement.append(false)
+        } else {
+            deepHasElement[depth - 65] = false
+        }
     }
 
+    /// An unmatched close is written but leaves the depth at 0 (the caller's bug, not a trap).
     private mutating func close(_ character: Unicode.Scalar) {
-        depth -= 1
+        depth = max(0, depth - 1)
         bytes.append(UInt8(ascii: character))
     }
 
@@ -39,6 +55,7 @@ struct JSONWriter {
     mutating func beginArray() { open("[") }
     mutating func endArray() { close("]") }
 
+    /// A key written as is: a literal of beacond's, which needs no escaping.
     mutating func key(_ name: StaticString) {
         separate()
         bytes.append(UInt8(ascii: "\""))
@@ -117,10 +134,11 @@ struct JSONWriter {
         bytes.append(contentsOf: digits)
     }
 
-    /// A Double with up to `decimals` decimals (trailing zeros kept), or null when not finite or
-    /// when `value` × 10^decimals is beyond ±2^63 (no such number is printed wrong).
-    mutating func number(_ value: Double, decimals: Int) {
+    /// A Double with exactly `decimals` decimals (0...18; trailing zeros kept), or null when not
+    /// finite or when `value` × 10^decimals is beyond ±2^63 (no such number is printed wrong).
+    mutating func number(_ value: Double, decimals requested: Int) {
         guard value.isFinite else { return null() }
+        let decimals = min(max(requested, 0), 18)  // 10^19 and beyond do not fit the scaled Int64
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         guard let scaled = Int64(exactly: (value * scale).rounded()) else { return null() }

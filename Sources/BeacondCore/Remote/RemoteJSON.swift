@@ -1,4 +1,5 @@
-/// A JSON value as the remote document parser reads it. Numbers keep their literal text and are
+/// A JSON value as the remote document parser reads it; `RemoteJSONDecoder` decodes Decodable
+/// types from it (why not `JSONDecoder`: see there). Numbers keep their literal text and are
 /// converted (and range-checked) only where a field is used, so an out-of-range number in a
 /// field beacond ignores (`"temperature": 1e400`) does not reject the document.
 enum RemoteJSON: Hashable, Sendable {
@@ -39,12 +40,6 @@ enum RemoteJSON: Hashable, Sendable {
             case .error: throw RemoteJSONError(kind: .invalidUTF8, offset: offset)
             }
         }
-    }
-
-    /// The member `key` of an object; nil for other values or a missing key.
-    subscript(key: String) -> RemoteJSON? {
-        guard case .object(let members) = self else { return nil }
-        return members[key]
     }
 }
 

@@ -17,6 +17,9 @@ struct RemoteDocumentError: Error, CustomStringConvertible {
 ///   others to `maxFieldBytes`), so everything stored, published and saved is bounded.
 /// - `temperature` and `humidity` are kept only when finite; out of range (`1e400`) they are nil.
 /// - Duplicate keys (at any depth) make the body ambiguous: an `invalid_document` failure.
+///
+/// The body is parsed by `RemoteJSON` (strict) and decoded by `RemoteJSONDecoder` into
+/// `VenueStateBody`; the loose field shapes are the Decodable types in `VenueStateFields.swift`.
 enum RemoteStateDocument {
     /// The longest `message` kept, UTF-8 bytes.
     static let maxMessageBytes = 1024
@@ -31,28 +34,11 @@ enum RemoteStateDocument {
             if error.isWellFormed { throw RemoteDocumentError(reason: "body refused: \(error)") }
             throw RemoteDocumentError(reason: "body is not JSON: \(error)", isNotJSON: true)
         }
-        return try snapshot(fromJSON: value)
-    }
-
-    static func snapshot(fromJSON value: RemoteJSON) throws -> RemoteSnapshot {
-        let object: RemoteJSON
-        switch value {
-        case .object:
-            object = value
-        case .array(let elements):
-            guard let first = elements.first else { return RemoteSnapshot() }
-            guard case .object = first else {
-                throw RemoteDocumentError(reason: "the array's first element is not an object")
-            }
-            object = first
-        default:
-            throw RemoteDocumentError(reason: "expected a JSON object")
+        do {
+            return try RemoteJSONDecoder.decode(VenueStateBody.self, from: value).snapshot
+        } catch {
+            throw RemoteDocumentError(reason: error.message(whole: "the document"))
         }
-        return RemoteSnapshot(
-            id: text(object["id"]), globalMode: name(object["global_mode"]), mode: name(object["mode"]),
-            message: text(object["message"], cap: maxMessageBytes), temperature: number(object["temperature"]),
-            humidity: number(object["humidity"]), wind: text(object["wind"]), forecast: text(object["forecast"]),
-            lastUpdated: text(object["last_updated"]))
     }
 
     /// `snapshot` with every text field cut to its cap and non-finite numbers dropped: what the
@@ -77,30 +63,5 @@ enum RemoteStateDocument {
         // Back off continuation bytes (10xxxxxx) so no scalar is split.
         while end > 0, utf8[end] & 0xC0 == 0x80 { end -= 1 }
         return String(decoding: utf8[..<end], as: UTF8.self)
-    }
-
-    /// A mode name: only a string is one.
-    private static func name(_ value: RemoteJSON?) -> String? {
-        guard case .string(let string)? = value else { return nil }
-        return truncated(string, toUTF8Bytes: maxFieldBytes)
-    }
-
-    /// A string, or a number's literal; nil for null, missing or other types.
-    private static func text(_ value: RemoteJSON?, cap: Int = maxFieldBytes) -> String? {
-        switch value {
-        case .string(let string)?: truncated(string, toUTF8Bytes: cap)
-        case .number(let literal)?: truncated(literal, toUTF8Bytes: cap)
-        default: nil
-        }
-    }
-
-    /// A finite number, from a number or a string holding one; nil otherwise (1e400 included).
-    private static func number(_ value: RemoteJSON?) -> Double? {
-        let parsed: Double? = switch value {
-        case .number(let literal)?: Double(literal)
-        case .string(let string)?: Double(string.trimmingCharacters(in: .whitespaces))
-        default: nil
-        }
-        return parsed.flatMap { $0.isFinite ? $0 : nil }
     }
 }

@@ -36,6 +36,34 @@ struct PersistedRemoteState: Hashable, Sendable {
     }
 }
 
+extension PersistedRemoteState: Decodable {
+    enum CodingKeys: String, CodingKey {
+        case version, latched, snapshot
+        case fetchedAtMicros = "fetched_at_us"
+        case latchedSnapshot = "latched_snapshot"
+    }
+
+    /// The file as `RemoteStateStore.encode` writes it. `fetched_at` (text) is for people and not
+    /// read; `latched_snapshot` is read only when `latched` is true. The snapshots are venue rows
+    /// (`VenueStateRow`), so a hand-edited file is held to the document's caps.
+    init(from decoder: any Decoder) throws {
+        let file = try decoder.container(keyedBy: CodingKeys.self)
+        guard try file.decode(Int.self, forKey: .version) == Self.version else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .version, in: file, debugDescription: "must be \(Self.version)")
+        }
+        let micros = try file.decode(Int64.self, forKey: .fetchedAtMicros)
+        guard micros > 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .fetchedAtMicros, in: file, debugDescription: "must be a positive integer")
+        }
+        let latched = try file.decode(Bool.self, forKey: .latched)
+        let snapshot = try file.decode(VenueStateRow.self, forKey: .snapshot).snapshot
+        let latchedSnapshot = latched ? try file.decode(VenueStateRow.self, forKey: .latchedSnapshot).snapshot : nil
+        self.init(snapshot: snapshot, fetchedWallMicros: micros, latchedSnapshot: latchedSnapshot)
+    }
+}
+
 /// What to put back into the engine at start: the last known remote state, never fresh.
 struct RemoteRestoration: Hashable, Sendable {
     var snapshot: RemoteSnapshot
@@ -207,6 +235,8 @@ final class RemoteStateStore: Sendable {
         var description: String { reason }
     }
 
+    /// The file's state: parsed strictly (`RemoteJSON`: no duplicate keys), then decoded
+    /// (`PersistedRemoteState.init(from:)`); a failure names the field.
     static func decode(_ data: [UInt8]) throws -> PersistedRemoteState {
         let object: RemoteJSON
         do {
@@ -214,35 +244,10 @@ final class RemoteStateStore: Sendable {
         } catch {
             throw FormatError(reason: "not JSON (a partial or corrupt file): \(error)")
         }
-        guard case .object = object else { throw FormatError(reason: "not a JSON object") }
-        guard case .number(let version)? = object["version"], Int(version) == PersistedRemoteState.version else {
-            throw FormatError(reason: "\"version\" must be \(PersistedRemoteState.version)")
-        }
-        guard case .number(let stamp)? = object["fetched_at_us"], let micros = Int64(stamp), micros > 0 else {
-            throw FormatError(reason: "\"fetched_at_us\" must be a positive integer")
-        }
-        guard case .bool(let latched)? = object["latched"] else {
-            throw FormatError(reason: "\"latched\" must be a boolean")
-        }
-        guard let snapshotObject = object["snapshot"], case .object = snapshotObject else {
-            throw FormatError(reason: "\"snapshot\" must be an object")
-        }
-        let snapshot = try documentSnapshot(snapshotObject)
-        var latchedSnapshot: RemoteSnapshot?
-        if latched {
-            guard let latchedObject = object["latched_snapshot"], case .object = latchedObject else {
-                throw FormatError(reason: "\"latched\" is true but \"latched_snapshot\" is not an object")
-            }
-            latchedSnapshot = try documentSnapshot(latchedObject)
-        }
-        return PersistedRemoteState(snapshot: snapshot, fetchedWallMicros: micros, latchedSnapshot: latchedSnapshot)
-    }
-
-    private static func documentSnapshot(_ object: RemoteJSON) throws -> RemoteSnapshot {
         do {
-            return try RemoteStateDocument.snapshot(fromJSON: object)
+            return try RemoteJSONDecoder.decode(PersistedRemoteState.self, from: object)
         } catch {
-            throw FormatError(reason: "bad snapshot: \(error)")
+            throw FormatError(reason: error.message(whole: "the file"))
         }
     }
 

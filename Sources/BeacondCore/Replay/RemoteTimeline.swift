@@ -64,7 +64,7 @@ package struct RemoteTimeline {
     static let maxSeconds = 1e12
 
     /// One line: a venue API document's rules (`RemoteJSON`: strict UTF-8, no duplicate keys),
-    /// with `ts` and either `state` or `error`.
+    /// decoded as a `RemoteTimelineLine`.
     private static func entry(_ line: [UInt8]) throws -> Entry {
         let value: RemoteJSON
         do {
@@ -74,33 +74,63 @@ package struct RemoteTimeline {
             if error.isWellFormed { throw RemoteDocumentError(reason: "\(error)") }
             throw RemoteDocumentError(reason: "not valid JSON: \(error)")
         }
-        guard case .object = value else { throw RemoteDocumentError(reason: "not a JSON object") }
-        let time = try Self.time(value["ts"])
-        if let state = value["state"] {
-            return Entry(time: time, event: .fetched(try RemoteStateDocument.snapshot(fromJSON: state)))
+        do {
+            return try RemoteJSONDecoder.decode(RemoteTimelineLine.self, from: value).entry
+        } catch {
+            throw RemoteDocumentError(reason: error.message(whole: "the line"))
         }
-        if let error = value["error"] {
-            let reason = switch error {
+    }
+}
+
+/// One timeline line: `ts` and either `state` (a venue body: an object, or an array whose first
+/// element is one) or `error` (text; a number's literal, or any other value as written by `RemoteJSON`).
+struct RemoteTimelineLine: Decodable {
+    let entry: RemoteTimeline.Entry
+
+    enum CodingKeys: String, CodingKey {
+        case ts, state, error
+    }
+
+    init(from decoder: any Decoder) throws {
+        let line = try decoder.container(keyedBy: CodingKeys.self)
+        let time = try Self.time(line)
+        if line.contains(.state) {
+            entry = .init(time: time, event: .fetched(try line.decode(VenueStateBody.self, forKey: .state).snapshot))
+        } else if line.contains(.error) {
+            let reason = switch try line.decode(RemoteJSON.self, forKey: .error) {
             case .string(let text), .number(let text): text
-            default: "\(error)"
+            case let other: "\(other)"
             }
-            return Entry(time: time, event: .failed(reason))
+            entry = .init(time: time, event: .failed(reason))
+        } else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: [], debugDescription: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)"))
         }
-        throw RemoteDocumentError(reason: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)")
     }
 
     /// `ts` as Unix microseconds: a JSON number (not a boolean) of seconds from 0 to `maxSeconds`.
-    private static func time(_ value: RemoteJSON?) throws -> Int64 {
-        guard case .number(let literal)? = value else {
-            throw RemoteDocumentError(reason: "\"ts\" must be a number of Unix seconds")
+    /// Errors quote the number as written.
+    private static func time(_ line: KeyedDecodingContainer<CodingKeys>) throws -> Int64 {
+        let seconds: Double
+        do {
+            seconds = try line.decode(Double.self, forKey: .ts)
+        } catch DecodingError.typeMismatch, DecodingError.valueNotFound, DecodingError.keyNotFound {
+            throw DecodingError.dataCorruptedError(
+                forKey: .ts, in: line, debugDescription: "must be a number of Unix seconds")
+        } catch DecodingError.dataCorrupted(let context) {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: [], debugDescription: "not valid JSON here (numbers must be finite JSON numbers): "
+                    + "\"ts\" \(context.debugDescription)"))
         }
-        guard let seconds = Double(literal), seconds.isFinite else {
-            throw RemoteDocumentError(
-                reason: "not valid JSON here (numbers must be finite JSON numbers): \"ts\" is \(literal)")
-        }
-        guard seconds >= 0, seconds <= maxSeconds else {
-            throw RemoteDocumentError(
-                reason: "\"ts\" \(literal) is out of range: Unix seconds from 0 to 1e12 (year 33658)")
+        guard seconds >= 0, seconds <= RemoteTimeline.maxSeconds else {
+            let written = if case .number(let literal)? = try? line.decode(RemoteJSON.self, forKey: .ts) {
+                String(literal.prefix(64))
+            } else {
+                "\(seconds)"
+            }
+            throw DecodingError.dataCorruptedError(
+                forKey: .ts, in: line,
+                debugDescription: "\(written) is out of range: Unix seconds from 0 to 1e12 (year 33658)")
         }
         // At most 10^18 µs: the conversion cannot overflow.
         return Int64((seconds * 1_000_000).rounded())
