@@ -25,7 +25,7 @@ struct CaptureBuilder {
     static func realReports(in folder: String) -> (reports: [OwnedAdvertisingReport], files: [String])? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue,
-              let names = try? FileManager.default.contentsOfDirectory(atPath: folder)
+            let names = try? FileManager.default.contentsOfDirectory(atPath: folder)
         else { return nil }
         var reports: [OwnedAdvertisingReport] = []
         var seen = Set<OwnedAdvertisingReport>()
@@ -34,7 +34,7 @@ struct CaptureBuilder {
             let path = folder + "/" + name
             var entryIsDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &entryIsDirectory),
-                  !entryIsDirectory.boolValue
+                !entryIsDirectory.boolValue
             else { continue }
             let reader: CaptureReader
             do { reader = try CaptureReader(path: path) } catch {
@@ -76,20 +76,20 @@ struct CaptureBuilder {
             let rssi = Int8(truncatingIfNeeded: -30 - Int(generator.next() % 70))
             var data = AdvertisingDataBuilder()
             switch index % 4 {
-            case 0:  // iBeacon
+            case 0: // iBeacon
                 data.appendFlags(0x06)
                 var payload: [UInt8] = [0x02, 0x15]
                 for _ in 0..<21 { payload.append(UInt8(truncatingIfNeeded: generator.next())) }
                 data.appendManufacturerData(companyID: 0x004C, payload: payload)
-            case 1:  // name and TX power
+            case 1: // name and TX power
                 data.appendFlags(0x1A)
                 data.appendTXPowerLevel(-8)
                 data.appendLocalName("sensor-\(index)")
-            case 2:  // other manufacturer data
+            case 2: // other manufacturer data
                 var payload: [UInt8] = []
                 for _ in 0..<Int(generator.next() % 20) { payload.append(UInt8(truncatingIfNeeded: generator.next())) }
                 data.appendManufacturerData(companyID: UInt16(truncatingIfNeeded: generator.next()), payload: payload)
-            default:  // extended, longer data
+            default: // extended, longer data
                 data.appendFlags(0x06)
                 var payload: [UInt8] = []
                 for _ in 0..<(40 + Int(generator.next() % 150)) {
@@ -98,14 +98,16 @@ struct CaptureBuilder {
                 data.append(type: 0x16, data: payload)
             }
             if index % 4 == 3 {
-                reports.append(OwnedAdvertisingReport(
-                    origin: .extendedReport, kind: .extended, properties: ExtendedEventProperties(rawValue: 0x01),
-                    addressType: .randomDevice, address: address, rssi: rssi, txPower: 4,
-                    sid: UInt8(index % 16), data: data.bytes))
+                reports.append(
+                    OwnedAdvertisingReport(
+                        origin: .extendedReport, kind: .extended, properties: ExtendedEventProperties(rawValue: 0x01),
+                        addressType: .randomDevice, address: address, rssi: rssi, txPower: 4,
+                        sid: UInt8(index % 16), data: data.bytes))
             } else {
-                reports.append(OwnedAdvertisingReport(
-                    origin: .legacyReport, kind: kinds[index % kinds.count], addressType: .randomDevice,
-                    address: address, rssi: rssi, data: data.bytes))
+                reports.append(
+                    OwnedAdvertisingReport(
+                        origin: .legacyReport, kind: kinds[index % kinds.count], addressType: .randomDevice,
+                        address: address, rssi: rssi, data: data.bytes))
             }
         }
         return reports
@@ -141,7 +143,9 @@ struct CaptureBuilder {
         return report
     }
 
-    static func build(reports target: Int, geoEvery: Int, base: [OwnedAdvertisingReport], source: String) throws -> Built {
+    static func build(reports target: Int, geoEvery: Int, base: [OwnedAdvertisingReport], source: String) throws
+        -> Built
+    {
         let base = base.map(normalized)
         // Pre-encode the base set once; GeoRacing reports are encoded as they come.
         let encoded = try base.map(event(for:))
@@ -149,8 +153,9 @@ struct CaptureBuilder {
         let averageRecord = encoded.reduce(0) { $0 + $1.count } / max(1, encoded.count) + 24
         bytes.reserveCapacity(16 + target * averageRecord + target / 4)
         let modes: [GeoRacingMode] = [.normal, .safetyCar, .redFlag, .evacuation]
-        let start: Int64 = 1_767_225_600_000_000  // 2026-01-01T00:00:00Z, Unix µs
-        var built = Built(bytes: [], reports: 0, legacy: 0, extended: 0, geoRacing: 0, baseSet: base.count, source: source)
+        let start: Int64 = 1_767_225_600_000_000 // 2026-01-01T00:00:00Z, Unix µs
+        var built = Built(
+            bytes: [], reports: 0, legacy: 0, extended: 0, geoRacing: 0, baseSet: base.count, source: source)
         for index in 0..<target {
             let slot = index % base.count
             let timestamp = start + Int64(index) * 250

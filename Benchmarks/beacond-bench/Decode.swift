@@ -32,7 +32,8 @@ func decodeAll(_ reader: CaptureReader) throws(CaptureError) -> DecodeTally {
                 break
             case .signal(let signal):
                 tally.signals += 1
-                tally.signalSum &+= Int(signal.zone) &+ Int(signal.mode.rawValue) &+ Int(signal.sequence)
+                tally.signalSum &+=
+                    Int(signal.zone) &+ Int(signal.mode.rawValue) &+ Int(signal.sequence)
                     &+ Int(signal.ttl)
             case .rejected:
                 tally.rejected += 1

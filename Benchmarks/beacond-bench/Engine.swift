@@ -18,8 +18,8 @@ struct EngineInput {
 }
 
 enum EngineWorkload {
-    static let start: Int64 = 1_767_225_600_000_000  // 2026-01-01T00:00:00Z, Unix µs
-    static let step: Int64 = 100  // µs between reports
+    static let start: Int64 = 1_767_225_600_000_000 // 2026-01-01T00:00:00Z, Unix µs
+    static let step: Int64 = 100 // µs between reports
 
     /// 64 circuit beacons (zones 1...16, four per zone) and 8 staff devices, each repeating its
     /// frame with TTL 10 s; every `changeEvery` reports one device changes mode and bumps its sequence.
@@ -32,19 +32,23 @@ enum EngineWorkload {
         var generator = SplitMix64(seed: 0x0E9_61E)
         var devices: [Device] = []
         for index in 0..<64 {
-            devices.append(Device(
-                signal: .circuit(zone: UInt16(index % 16 + 1), mode: .normal,
-                                 sequence: UInt16(truncatingIfNeeded: generator.next()), ttl: 10,
-                                 temperature: index % 2 == 0 ? 21 : nil),
-                address: BluetoothAddress(rawValue: 0xC0DE_0000_0000 | UInt64(index)),
-                baseRSSI: -45 - Int(generator.next() % 35)))
+            devices.append(
+                Device(
+                    signal: .circuit(
+                        zone: UInt16(index % 16 + 1), mode: .normal,
+                        sequence: UInt16(truncatingIfNeeded: generator.next()), ttl: 10,
+                        temperature: index % 2 == 0 ? 21 : nil),
+                    address: BluetoothAddress(rawValue: 0xC0DE_0000_0000 | UInt64(index)),
+                    baseRSSI: -45 - Int(generator.next() % 35)))
         }
         for index in 0..<8 {
-            devices.append(Device(
-                signal: .staff(sourceID: 1000 + UInt32(index), zone: UInt16(generator.next() % 16 + 1), mode: .normal,
-                               sequence: UInt16(truncatingIfNeeded: generator.next()), ttl: 10),
-                address: BluetoothAddress(rawValue: 0x5A_FF00_0000 | UInt64(index)),
-                baseRSSI: -50 - Int(generator.next() % 30)))
+            devices.append(
+                Device(
+                    signal: .staff(
+                        sourceID: 1000 + UInt32(index), zone: UInt16(generator.next() % 16 + 1), mode: .normal,
+                        sequence: UInt16(truncatingIfNeeded: generator.next()), ttl: 10),
+                    address: BluetoothAddress(rawValue: 0x5A_FF00_0000 | UInt64(index)),
+                    baseRSSI: -50 - Int(generator.next() % 30)))
         }
         let modes: [GeoRacingMode] = [.normal, .safetyCar, .normal, .redFlag, .safetyCar, .normal]
         var inputs: [EngineInput] = []
@@ -57,9 +61,10 @@ enum EngineWorkload {
             }
             let device = devices[Int(generator.next() % UInt64(devices.count))]
             let noise = Int(generator.next() % 13) - 6
-            inputs.append(EngineInput(
-                signal: device.signal, address: device.address, rssi: Int8(clamping: device.baseRSSI + noise),
-                time: start + Int64(index) * step))
+            inputs.append(
+                EngineInput(
+                    signal: device.signal, address: device.address, rssi: Int8(clamping: device.baseRSSI + noise),
+                    time: start + Int64(index) * step))
         }
         return inputs
     }
@@ -77,7 +82,8 @@ enum EngineWorkload {
         let modes: [GeoRacingMode] = [.normal, .safetyCar, .redFlag, .normal, .unknown(9), .safetyCar, .normal]
         var inputs: [EngineInput] = []
         inputs.reserveCapacity(spoofed + spoofed / (realEvery - 1) + 1)
-        var index = 0, made = 0
+        var index = 0
+        var made = 0
         while made < spoofed {
             defer { index += 1 }
             let time = start + Int64(index) * step
@@ -90,16 +96,20 @@ enum EngineWorkload {
             }
             made += 1
             let random = generator.next()
-            let address = BluetoothAddress(rawValue: 0x4000_0000_0000 | UInt64(made))  // distinct per report
+            let address = BluetoothAddress(rawValue: 0x4000_0000_0000 | UInt64(made)) // distinct per report
             let mode = modes[Int(random % UInt64(modes.count))]
             let sequence = UInt16(truncatingIfNeeded: random >> 16)
             let zone = UInt16(random >> 32 % 16 + 1)
-            let signal: GeoRacingSignal = random >> 40 & 3 == 0
-                ? .staff(sourceID: UInt32(truncatingIfNeeded: random >> 8), zone: zone, mode: mode,
-                         sequence: sequence, ttl: 10)
+            let signal: GeoRacingSignal =
+                random >> 40 & 3 == 0
+                ? .staff(
+                    sourceID: UInt32(truncatingIfNeeded: random >> 8), zone: zone, mode: mode,
+                    sequence: sequence, ttl: 10)
                 : .circuit(zone: zone, mode: mode, sequence: sequence, ttl: 10)
-            inputs.append(EngineInput(signal: signal, address: address,
-                                      rssi: Int8(clamping: -40 - Int(random >> 48 % 45)), time: time))
+            inputs.append(
+                EngineInput(
+                    signal: signal, address: address,
+                    rssi: Int8(clamping: -40 - Int(random >> 48 % 45)), time: time))
         }
         return inputs
     }
@@ -109,11 +119,12 @@ enum EngineWorkload {
 @inline(__always)
 func fold(_ state: PublishedState) -> Int {
     let mode = state.decision.mode.map { $0.severity + 1 } ?? 0
-    let source = switch state.decision.source {
-    case .beacon: 1
-    case .remote: 2
-    case .none: 3
-    }
+    let source =
+        switch state.decision.source {
+        case .beacon: 1
+        case .remote: 2
+        case .none: 3
+        }
     return Int(state.decision.zone ?? 0) << 6 | mode << 3 | source << 1 | (state.changed ? 1 : 0)
 }
 
@@ -255,33 +266,45 @@ func runEngineBenchmark(_ options: Options) {
     func best(_ seconds: [Double]) -> Double { seconds.min() ?? .nan }
     func median(_ seconds: [Double]) -> Double { Measurement(seconds: seconds, tally: DecodeTally()).median }
     func line(_ label: String, _ seconds: [Double]) -> String {
-        padded(label) + "best " + rate(signals / best(seconds)) + " signals/s, median " + rate(signals / median(seconds))
-            + String(format: " (%d runs; best %.1f ms, %.1f ns/signal)",
-                     seconds.count, best(seconds) * 1e3, best(seconds) / signals * 1e9)
+        padded(label) + "best " + rate(signals / best(seconds)) + " signals/s, median "
+            + rate(signals / median(seconds))
+            + String(
+                format: " (%d runs; best %.1f ms, %.1f ns/signal)",
+                seconds.count, best(seconds) * 1e3, best(seconds) / signals * 1e9)
     }
 
     print("engine:  FusionEngine, default configuration, one thread (pin it with taskset -c N)")
-    print("venue:   64 circuit beacons (v1, zones 1-16) + 8 staff (v2), \(steady.count) signals 100 µs apart, "
-        + "TTL 10 s, a mode change every 10000; final \(full.tally.finalMode?.rawValue ?? "unknown"), "
-        + "\(full.tally.finalOverrides) overrides, \(full.tally.changes) decision changes, checksum \(full.tally.checksum)")
+    print(
+        "venue:   64 circuit beacons (v1, zones 1-16) + 8 staff (v2), \(steady.count) signals 100 µs apart, "
+            + "TTL 10 s, a mode change every 10000; final \(full.tally.finalMode?.rawValue ?? "unknown"), "
+                + """
+                \(full.tally.finalOverrides) overrides, \(full.tally.changes) decision changes, checksum \
+                \(full.tally.checksum)
+                """
+    )
     print(line("ingest+evaluate:", full.seconds))
     print(line("ingest only:", ingest.seconds))
     let floodRate = Double(floodInputs.count) / flooded.seconds
     let growth = flooded.rssAfter - flooded.rssAtSample
     let counters = flooded.counters
-    print(padded("flood:") + "\(options.floodSignals) distinct spoofed keys + real red flag every 1000th "
-        + "(\(floodInputs.count) reports): " + rate(floodRate) + " signals/s"
-        + String(format: " (ingest+evaluate, 1 run, %.1f ms, %.1f ns/signal)",
-                 flooded.seconds * 1e3, flooded.seconds / Double(floodInputs.count) * 1e9))
-    print(padded("flood memory:") + "VmRSS " + megabytes(flooded.rssBefore) + " before, "
-        + megabytes(flooded.rssAtSample) + " at \(flooded.sampleAt), " + megabytes(flooded.rssAfter)
-        + " at end (" + String(format: "%+.1f MB", Double(growth) / 1e6) + " after \(flooded.sampleAt))")
-    print(padded("flood table:") + "max \(flooded.maxOverrides) overrides (limit \(flooded.limit)), "
-        + "\(flooded.boundViolations) over the limit; accepted \(counters.accepted), evicted \(counters.evicted), "
-        + "refused \(counters.refused), expired \(counters.expired), unknown mode \(counters.filteredUnknownMode)")
+    print(
+        padded("flood:") + "\(options.floodSignals) distinct spoofed keys + real red flag every 1000th "
+            + "(\(floodInputs.count) reports): " + rate(floodRate) + " signals/s"
+            + String(
+                format: " (ingest+evaluate, 1 run, %.1f ms, %.1f ns/signal)",
+                flooded.seconds * 1e3, flooded.seconds / Double(floodInputs.count) * 1e9))
+    print(
+        padded("flood memory:") + "VmRSS " + megabytes(flooded.rssBefore) + " before, "
+            + megabytes(flooded.rssAtSample) + " at \(flooded.sampleAt), " + megabytes(flooded.rssAfter)
+            + " at end (" + String(format: "%+.1f MB", Double(growth) / 1e6) + " after \(flooded.sampleAt))")
+    print(
+        padded("flood table:") + "max \(flooded.maxOverrides) overrides (limit \(flooded.limit)), "
+            + "\(flooded.boundViolations) over the limit; accepted \(counters.accepted), evicted \(counters.evicted), "
+            + "refused \(counters.refused), expired \(counters.expired), unknown mode \(counters.filteredUnknownMode)")
     let decision = flooded.finalDecision
-    print(padded("flood decision:") + "\(decision.modeName) (\(decision.source.rawValue)"
-        + (decision.zone.map { ", zone \($0)" } ?? "") + "), checksum \(flooded.tally.checksum)")
+    print(
+        padded("flood decision:") + "\(decision.modeName) (\(decision.source.rawValue)"
+            + (decision.zone.map { ", zone \($0)" } ?? "") + "), checksum \(flooded.tally.checksum)")
     let target = 5e6
     let bestRate = signals / best(full.seconds)
     var figures = BenchmarkResults(section: "engine")
@@ -293,8 +316,9 @@ func runEngineBenchmark(_ options: Options) {
     figures.record("flood.growth_after_sample", Double(growth) / 1e6, unit: "MB")
     figures.record("flood.max_overrides", Double(flooded.maxOverrides), unit: "overrides")
     writeResults(figures, options: options)
-    print(padded("target:") + "≥ 5 M signals/s: " + (bestRate >= target ? "met" : "missed")
-        + ", flat memory (< 5 MB after \(flooded.sampleAt)): " + (growth < 5_000_000 ? "met" : "missed")
-        + ", table bound: " + (flooded.boundViolations == 0 ? "met" : "missed")
-        + ", real red flag published: " + (decision.mode == .redFlag ? "met" : "missed"))
+    print(
+        padded("target:") + "≥ 5 M signals/s: " + (bestRate >= target ? "met" : "missed")
+            + ", flat memory (< 5 MB after \(flooded.sampleAt)): " + (growth < 5_000_000 ? "met" : "missed")
+            + ", table bound: " + (flooded.boundViolations == 0 ? "met" : "missed")
+            + ", real red flag published: " + (decision.mode == .redFlag ? "met" : "missed"))
 }

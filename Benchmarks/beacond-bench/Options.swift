@@ -1,9 +1,5 @@
 import BenchmarkResults
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Command-line options of `beacond-bench`.
 struct Options {

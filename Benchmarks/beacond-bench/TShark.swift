@@ -22,7 +22,7 @@ enum TShark {
 
     static func version(_ tshark: String) -> String {
         guard let output = try? run(tshark, ["--version"]).stdout,
-              let first = String(decoding: output, as: UTF8.self).split(separator: "\n").first
+            let first = String(decoding: output, as: UTF8.self).split(separator: "\n").first
         else { return "tshark" }
         // "TShark (Wireshark) 4.0.17 (Git v4.0.17 packaged as ...)"
         let words = first.split(separator: " ")
@@ -38,15 +38,19 @@ enum TShark {
         let timed = try run(tshark, arguments, discardOutput: true)
         let seconds = monotonicSeconds() - started
         guard timed.status == 0 else {
-            throw BenchError("tshark exited with status \(timed.status): "
-                + String(decoding: timed.stderr.suffix(500), as: UTF8.self))
+            throw BenchError(
+                "tshark exited with status \(timed.status): "
+                    + String(decoding: timed.stderr.suffix(500), as: UTF8.self))
         }
         let output = try run(tshark, arguments)
         guard output.status == 0 else {
-            throw BenchError("tshark exited with status \(output.status): "
-                + String(decoding: output.stderr.suffix(500), as: UTF8.self))
+            throw BenchError(
+                "tshark exited with status \(output.status): "
+                    + String(decoding: output.stderr.suffix(500), as: UTF8.self))
         }
-        var lines = 0, withAddress = 0, lineStart = true
+        var lines = 0
+        var withAddress = 0
+        var lineStart = true
         for byte in output.stdout {
             if lineStart && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\n") { withAddress += 1 }
             lineStart = byte == UInt8(ascii: "\n")
@@ -63,8 +67,10 @@ enum TShark {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = discardOutput ? (FileHandle(forWritingAtPath: "/dev/null") ?? FileHandle.nullDevice) : out
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput =
+            discardOutput ? (FileHandle(forWritingAtPath: "/dev/null") ?? FileHandle.nullDevice) : out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()

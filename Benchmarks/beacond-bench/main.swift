@@ -25,7 +25,8 @@ func runBenchmark(_ options: Options) throws {
         let source: String
         if let real = CaptureBuilder.realReports(in: options.shared) {
             base = real.reports
-            source = "\(real.reports.count) distinct HCI advertising reports from \(options.shared): "
+            source =
+                "\(real.reports.count) distinct HCI advertising reports from \(options.shared): "
                 + real.files.joined(separator: ", ")
         } else {
             print("note: no HCI captures found in \(options.shared); synthesizing every report with HCIEventEncoder")
@@ -38,8 +39,10 @@ func runBenchmark(_ options: Options) throws {
             throw BenchError("cannot write \(options.out)")
         }
         print("source:  \(built.source)")
-        print(String(format: "built:   %d reports (%d legacy, %d extended events; %d GeoRacing) in %.2f s",
-                     built.reports, built.legacy, built.extended, built.geoRacing, monotonicSeconds() - started))
+        print(
+            String(
+                format: "built:   %d reports (%d legacy, %d extended events; %d GeoRacing) in %.2f s",
+                built.reports, built.legacy, built.extended, built.geoRacing, monotonicSeconds() - started))
     }
 
     let bytes: [UInt8]
@@ -54,8 +57,9 @@ func runBenchmark(_ options: Options) throws {
         let started = monotonicSeconds()
         for _ in 0..<options.runs { last = try decodeAll(try CaptureReader(path: options.out)) }
         let elapsed = monotonicSeconds() - started
-        print("decode-only: \(options.runs) passes, \(last.reports) reports each, \(last.signals) GeoRacing, "
-            + "checksum \(last.checksum), " + rate(Double(last.reports * options.runs) / elapsed) + " reports/s")
+        print(
+            "decode-only: \(options.runs) passes, \(last.reports) reports each, \(last.signals) GeoRacing, "
+                + "checksum \(last.checksum), " + rate(Double(last.reports * options.runs) / elapsed) + " reports/s")
         return
     }
 
@@ -80,19 +84,25 @@ func runBenchmark(_ options: Options) throws {
 
     // 4. Side by side.
     print("capture: \(path) (\(tally.reports) reports, \(megabytes(bytes.count)))")
-    print("decoded: \(tally.records) records, \(tally.reports) reports, \(tally.signals) GeoRacing signals, "
-        + "\(tally.rejected) rejected, \(tally.problems) record problems, checksum \(tally.checksum)")
+    print(
+        "decoded: \(tally.records) records, \(tally.reports) reports, \(tally.signals) GeoRacing signals, "
+            + "\(tally.rejected) rejected, \(tally.problems) record problems, checksum \(tally.checksum)")
     for (label, measurement) in [("beacond (file):", fromFile), ("beacond (memory):", fromMemory)] {
-        print(padded(label) + "best " + rate(reports / measurement.best) + " reports/s, median "
-            + rate(reports / measurement.median) + String(format: " (%d runs; best %.1f ms, %.1f ns/report)",
-                measurement.seconds.count, measurement.best * 1e3, measurement.best / reports * 1e9))
+        print(
+            padded(label) + "best " + rate(reports / measurement.best) + " reports/s, median "
+                + rate(reports / measurement.median)
+                + String(
+                    format: " (%d runs; best %.1f ms, %.1f ns/report)",
+                    measurement.seconds.count, measurement.best * 1e3, measurement.best / reports * 1e9))
     }
     if let tshark {
-        print(padded(tshark.version + ":") + rate(Double(tshark.lines) / tshark.seconds)
-            + String(format: " reports/s (%.2f s, %d lines)", tshark.seconds, tshark.lines))
+        print(
+            padded(tshark.version + ":") + rate(Double(tshark.lines) / tshark.seconds)
+                + String(format: " reports/s (%.2f s, %d lines)", tshark.seconds, tshark.lines))
         if tshark.lines != tally.reports || tshark.linesWithAddress != tally.reports {
-            print("warning: tshark printed \(tshark.lines) lines (\(tshark.linesWithAddress) with an address) "
-                + "for \(tally.reports) reports")
+            print(
+                "warning: tshark printed \(tshark.lines) lines (\(tshark.linesWithAddress) with an address) "
+                    + "for \(tally.reports) reports")
         }
         let speedUp = (reports / fromFile.best) / (Double(tshark.lines) / tshark.seconds)
         print(padded("speed-up:") + String(format: "%.0fx (beacond file best vs tshark)", speedUp))
@@ -111,10 +121,11 @@ func runBenchmark(_ options: Options) throws {
         figures.record("speed_up", best / (Double(tshark.lines) / tshark.seconds), unit: "x")
     }
     writeResults(figures, options: options)
-    print(padded("target:") + "≥ 10 M reports/s: " + (best >= target ? "met" : "missed")
-        + (tshark.map { t in
-            ", ≥ 100x tshark: " + ((best / (Double(t.lines) / t.seconds)) >= 100 ? "met" : "missed")
-        } ?? ""))
+    print(
+        padded("target:") + "≥ 10 M reports/s: " + (best >= target ? "met" : "missed")
+            + (tshark.map { t in
+                ", ≥ 100x tshark: " + ((best / (Double(t.lines) / t.seconds)) >= 100 ? "met" : "missed")
+            } ?? ""))
 }
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))

@@ -1,6 +1,6 @@
 import ArgumentParser
-import BenchmarkResults
 import BeacondCore
+import BenchmarkResults
 
 /// `beacond-daemon-bench`: the speed targets of the daemon (issue 4, "Speed (benchmark)"),
 /// measured on the real path: reports hop onto the hub's event loop and into `hub.ingest`, the
@@ -41,8 +41,9 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(name: .customLong("hci-rate"), help: "Reports per second in the HCI path run.")
     var hciRate: Int = 50_000
 
-    @Option(name: .customLong("reader-threads"),
-            help: "Threads reading the subscribers' sockets; 0: one per subscriber, like separate kiosk processes.")
+    @Option(
+        name: .customLong("reader-threads"),
+        help: "Threads reading the subscribers' sockets; 0: one per subscriber, like separate kiosk processes.")
     var readerThreads: Int = 0
 
     @Option(help: "Runs to do: all, latency, fanout, hci or idle (comma-separated).")
@@ -66,10 +67,12 @@ struct BenchDaemonCommand: ParsableCommand {
             throw ValidationError("--duration and --idle-seconds must be between 0 and \(Int(Self.maxSeconds)) seconds")
         }
         guard (1...Self.maxRate).contains(rate), (1...Self.maxRate).contains(hciRate),
-              (1...Self.maxSubscribers).contains(subscribers), (1...Self.maxSubscribers).contains(fanoutSubscribers),
-              (0...Self.maxSubscribers).contains(readerThreads), (1...Self.maxChanges).contains(fanoutChanges) else {
-            throw ValidationError("every figure must be positive: rates at most \(Self.maxRate), changes at most "
-                + "\(Self.maxChanges), subscribers and reader threads at most \(Self.maxSubscribers)")
+            (1...Self.maxSubscribers).contains(subscribers), (1...Self.maxSubscribers).contains(fanoutSubscribers),
+            (0...Self.maxSubscribers).contains(readerThreads), (1...Self.maxChanges).contains(fanoutChanges)
+        else {
+            throw ValidationError(
+                "every figure must be positive: rates at most \(Self.maxRate), changes at most "
+                    + "\(Self.maxChanges), subscribers and reader threads at most \(Self.maxSubscribers)")
         }
         let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle"]
         guard only.split(separator: ",").allSatisfy({ known.contains($0) }) else {
@@ -89,16 +92,45 @@ struct BenchDaemonCommand: ParsableCommand {
         print("beacond-daemon-bench: \(cores) cores, load \(BenchProc.loadAverage())")
 
         if wanted("latency") {
-            let result = try LatencyBench.run(subscribers: subscribers, rate: rate, duration: duration,
-                                              readerThreads: readerThreads == 0 ? subscribers : readerThreads)
-            print("latency   \(result.subscribers) subscribers (read by \(result.readerThreads) threads), \(result.rate) reports/s for \(format(result.duration, decimals: 1)) s")
-            print("          \(result.reports) reports submitted, \(result.ingested) ingested, achieved \(Int(result.achievedRate)) reports/s; producer lag \(result.producerLag.map { "p99 \(BenchStats.ms($0.p99)) max \(BenchStats.ms($0.max))" } ?? "-")")
-            print("          \(result.changes) changes (\(result.published) published in all), \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \(result.unexpected), disconnected \(result.disconnected)")
+            let result = try LatencyBench.run(
+                subscribers: subscribers, rate: rate, duration: duration,
+                readerThreads: readerThreads == 0 ? subscribers : readerThreads)
+            print(
+                """
+                latency   \(result.subscribers) subscribers (read by \(result.readerThreads) threads), \
+                \(result.rate) reports/s for \(format(result.duration, decimals: 1)) s
+                """
+            )
+            print(
+                """
+                          \(result.reports) reports submitted, \(result.ingested) ingested, achieved \
+                \(Int(result.achievedRate)) reports/s; producer lag \
+                \(result.producerLag.map { "p99 \(BenchStats.ms($0.p99)) max \(BenchStats.ms($0.max))" } ?? "-")
+                """
+            )
+            print(
+                """
+                          \(result.changes) changes (\(result.published) published in all), \
+                \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; \
+                coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \
+                \(result.unexpected), disconnected \(result.disconnected)
+                """
+            )
             print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
             for line in result.delivery.lines { print(line) }
             let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)
-            print("          reference, the kernel alone: one thread writing a line to each of the \(result.subscribers) sockets (same readers, no beacond): \(floor?.line ?? "-")")
-            print("          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \(result.met ? "met" : "MISSED")")
+            print(
+                """
+                          reference, the kernel alone: one thread writing a line to each of the \
+                \(result.subscribers) sockets (same readers, no beacond): \(floor?.line ?? "-")
+                """
+            )
+            print(
+                """
+                          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \
+                \(result.met ? "met" : "MISSED")
+                """
+            )
             figures.record(delivery: result.delivery, as: "latency")
             figures.record("latency.achieved_rate", result.achievedRate, unit: "reports/s")
             figures.record("latency.loop_cpu", result.loopCPU ?? .nan, unit: "%")
@@ -106,10 +138,22 @@ struct BenchDaemonCommand: ParsableCommand {
         }
 
         if wanted("fanout") {
-            let result = try FanOutBench.run(subscribers: fanoutSubscribers, changes: fanoutChanges,
-                                             readerThreads: readerThreads == 0 ? fanoutSubscribers : readerThreads)
-            print("fan-out   \(result.subscribers) subscribers (read by \(result.readerThreads) threads; connected in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart")
-            print("          \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), disconnected \(result.disconnected)")
+            let result = try FanOutBench.run(
+                subscribers: fanoutSubscribers, changes: fanoutChanges,
+                readerThreads: readerThreads == 0 ? fanoutSubscribers : readerThreads)
+            print(
+                """
+                fan-out   \(result.subscribers) subscribers (read by \(result.readerThreads) threads; connected \
+                in \(format(result.connectSeconds, decimals: 2)) s), \(result.changes) changes 100 ms apart
+                """
+            )
+            print(
+                """
+                          \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads \
+                observed; coalesced \(result.coalesced), wrong mode \(result.wrongMode), disconnected \
+                \(result.disconnected)
+                """
+            )
             for line in result.delivery.lines { print(line) }
             print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
             figures.record(delivery: result.delivery, as: "fanout")
@@ -118,13 +162,33 @@ struct BenchDaemonCommand: ParsableCommand {
 
         if wanted("hci") {
             let result = try HCIPathBench.run(rate: hciRate, seconds: duration)
-            for (name, phase) in [("paced, 1 ms ticks", result.paced), ("paced, 0.1 ms ticks", result.finePaced),
-                                  ("unpaced", result.unpaced)] {
-                print("hci path  \(name): \(phase.written) reports written in \(format(phase.seconds, decimals: 2)) s, \(phase.delivered) delivered (\(Int(phase.deliveredRate)) reports/s), \(phase.ingested) GeoRacing signals ingested, \(phase.dropped) dropped")
-                print("          CPU: reader thread \(format(phase.readerCPU, decimals: 1)) % + hub loop \(format(phase.loopCPU, decimals: 1)) % = \(format(phase.cpu, decimals: 1)) % of one core")
+            for (name, phase) in [
+                ("paced, 1 ms ticks", result.paced), ("paced, 0.1 ms ticks", result.finePaced),
+                ("unpaced", result.unpaced),
+            ] {
+                print(
+                    """
+                    hci path  \(name): \(phase.written) reports written in \(format(phase.seconds, decimals: 2)) \
+                    s, \(phase.delivered) delivered (\(Int(phase.deliveredRate)) reports/s), \(phase.ingested) \
+                    GeoRacing signals ingested, \(phase.dropped) dropped
+                    """
+                )
+                print(
+                    """
+                              CPU: reader thread \(format(phase.readerCPU, decimals: 1)) % + hub loop \
+                    \(format(phase.loopCPU, decimals: 1)) % = \(format(phase.cpu, decimals: 1)) % of one core
+                    """
+                )
             }
-            print("          malformed \(result.malformed); target \(result.rate) reports/s at < 50 % of one core: \(result.met ? "met" : "MISSED")")
-            for (key, phase) in [("paced", result.paced), ("fine_paced", result.finePaced), ("unpaced", result.unpaced)] {
+            print(
+                """
+                          malformed \(result.malformed); target \(result.rate) reports/s at < 50 % of one core: \
+                \(result.met ? "met" : "MISSED")
+                """
+            )
+            for (key, phase) in [
+                ("paced", result.paced), ("fine_paced", result.finePaced), ("unpaced", result.unpaced),
+            ] {
                 figures.record("hci.\(key).delivered_rate", phase.deliveredRate, unit: "reports/s")
                 figures.record("hci.\(key).cpu", phase.cpu, unit: "%")
             }
@@ -134,10 +198,35 @@ struct BenchDaemonCommand: ParsableCommand {
         if wanted("idle") {
             let result = try IdleBench.run(
                 daemon: try beacond ?? IdleBench.siblingDaemonPath(), subscribers: 10, seconds: idleSeconds)
-            print("idle      beacond run (pid \(result.pid), \(result.threads) threads), replay at max speed done in \(format(result.replaySeconds, decimals: 2)) s, \(result.subscribers) subscribers, watched \(format(result.seconds, decimals: 1)) s")
-            print("          CPU \(format(result.cpuPercent, decimals: 2)) % (\(result.cpuTicks) ticks), wakeups \(result.switches) (\(format(Double(result.switches) / result.seconds, decimals: 1))/s): \(result.busiest.map { "\($0.name) \($0.switches)" }.joined(separator: ", "))")
-            print("          RSS \(format(Double(result.rssKB) / 1024, decimals: 1)) MB (anon \(format(Double(result.anonKB) / 1024, decimals: 1)) MB, file \(format(Double(result.fileKB) / 1024, decimals: 1)) MB; peak \(format(Double(result.peakRSSKB) / 1024, decimals: 1)) MB); exit after SIGTERM: \(result.exitStatus.map { String($0) } ?? "still running, killed")")
-            print("          target CPU < 1 %: \(result.cpuMet ? "met" : "MISSED"); RSS < 30 MB: \(result.rssMet ? "met" : "MISSED")")
+            print(
+                """
+                idle      beacond run (pid \(result.pid), \(result.threads) threads), replay at max speed done in \
+                \(format(result.replaySeconds, decimals: 2)) s, \(result.subscribers) subscribers, watched \
+                \(format(result.seconds, decimals: 1)) s
+                """
+            )
+            print(
+                """
+                          CPU \(format(result.cpuPercent, decimals: 2)) % (\(result.cpuTicks) ticks), wakeups \
+                \(result.switches) (\(format(Double(result.switches) / result.seconds, decimals: 1))/s): \
+                \(result.busiest.map { "\($0.name) \($0.switches)" }.joined(separator: ", "))
+                """
+            )
+            print(
+                """
+                          RSS \(format(Double(result.rssKB) / 1024, decimals: 1)) MB (anon \
+                \(format(Double(result.anonKB) / 1024, decimals: 1)) MB, file \
+                \(format(Double(result.fileKB) / 1024, decimals: 1)) MB; peak \
+                \(format(Double(result.peakRSSKB) / 1024, decimals: 1)) MB); exit after SIGTERM: \
+                \(result.exitStatus.map { String($0) } ?? "still running, killed")
+                """
+            )
+            print(
+                """
+                          target CPU < 1 %: \(result.cpuMet ? "met" : "MISSED"); RSS < 30 MB: \
+                \(result.rssMet ? "met" : "MISSED")
+                """
+            )
             if !result.cpuMet { missed.append("idle CPU") }
             if !result.rssMet { missed.append("idle RSS") }
             figures.record("idle.cpu", result.cpuPercent, unit: "%")
@@ -160,8 +249,10 @@ struct BenchDaemonCommand: ParsableCommand {
 extension BenchmarkResults {
     /// The delivery latencies of one run, in milliseconds.
     mutating func record(delivery: DeliveryFigures, as run: String) {
-        for (key, stats) in [("submit_to_read", delivery.stats), ("first_subscriber", delivery.firstSubscriber),
-                             ("last_subscriber", delivery.lastSubscriber)] {
+        for (key, stats) in [
+            ("submit_to_read", delivery.stats), ("first_subscriber", delivery.firstSubscriber),
+            ("last_subscriber", delivery.lastSubscriber),
+        ] {
             guard let stats else { continue }
             record("\(run).\(key).p50", Double(stats.p50) / 1e6, unit: "ms")
             record("\(run).\(key).p99", Double(stats.p99) / 1e6, unit: "ms")

@@ -1,9 +1,5 @@
 import BeacondCore
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
 
 /// Small tools of `beacond bench-daemon`: a nanosecond clock, plain threads, percentiles,
@@ -146,8 +142,9 @@ enum BenchProc {
             let comm = read(base + "/comm")?.trimmingSuffixNewline() ?? "?"
             let voluntary = statusField("voluntary_ctxt_switches", path: base + "/status") ?? 0
             let involuntary = statusField("nonvoluntary_ctxt_switches", path: base + "/status") ?? 0
-            result[tid] = ThreadSample(name: comm, ticks: cpuTicks(statPath: base + "/stat") ?? 0,
-                                       switches: voluntary + involuntary)
+            result[tid] = ThreadSample(
+                name: comm, ticks: cpuTicks(statPath: base + "/stat") ?? 0,
+                switches: voluntary + involuntary)
         }
         return result
     }

@@ -1,11 +1,7 @@
-import BeacondCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import BLEPayload
+import BeacondCore
 import CircuitState
+import Glibc
 import Logging
 import Synchronization
 
@@ -54,16 +50,21 @@ enum HCIPathBench {
         var events: [[UInt8]] = []
         for index in 0..<BenchPipeline.backgroundBeacons {
             let (signal, address) = BenchPipeline.backgroundSignal(index)
-            let beacon = OwnedAdvertisingReport(kind: .advNonconnInd, address: address, rssi: Int8(-60 - index % 11),
-                                                data: signal.advertisingData())
+            let beacon = OwnedAdvertisingReport(
+                kind: .advNonconnInd, address: address, rssi: Int8(-60 - index % 11),
+                data: signal.advertisingData())
             var other = AdvertisingDataBuilder()
             other.appendFlags(0x06)
-            other.appendManufacturerData(companyID: 0x004C, payload: [0x02, 0x15] + [UInt8](repeating: UInt8(index), count: 21))
-            let phone = OwnedAdvertisingReport(kind: .advInd, addressType: .randomDevice,
-                                               address: BluetoothAddress(rawValue: 0x4A_00_00_00_00_00 + UInt64(index)),
-                                               rssi: -85, data: other.bytes)
+            other.appendManufacturerData(
+                companyID: 0x004C, payload: [0x02, 0x15] + [UInt8](repeating: UInt8(index), count: 21))
+            let phone = OwnedAdvertisingReport(
+                kind: .advInd, addressType: .randomDevice,
+                address: BluetoothAddress(rawValue: 0x4A_00_00_00_00_00 + UInt64(index)),
+                rssi: -85, data: other.bytes)
             for report in [beacon, phone] {
-                if let event = try? HCIEventEncoder.advertisingReport([report]) { events.append(HCIEventEncoder.h4(event)) }
+                if let event = try? HCIEventEncoder.advertisingReport([report]) {
+                    events.append(HCIEventEncoder.h4(event))
+                }
             }
         }
         return events
@@ -86,7 +87,8 @@ enum HCIPathBench {
         var configuration = HCIScannerConfiguration(silenceRestart: 0, retriesMissingAdapter: false)
         configuration.commandTimeout = 2_000_000
         let backend = try HCIScannerBackend(
-            configuration: configuration, sink: sink, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
+            configuration: configuration, sink: sink,
+            logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
             opener: { () throws(HCIScannerError) -> any HCITransport in
                 guard !handed.exchange(true, ordering: .relaxed) else { throw .noAdapter(adapter: "bench", known: []) }
                 return DescriptorHCITransport(descriptor: backendEnd)
@@ -106,7 +108,8 @@ enum HCIPathBench {
             BenchClock.sleep(seconds: 0.001)
         }
         guard backend.mode != nil else {
-            throw BenchFailure("the backend did not start scanning: \(failure.withLock { $0.map { "\($0)" } } ?? "no answer")")
+            throw BenchFailure(
+                "the backend did not start scanning: \(failure.withLock { $0.map { "\($0)" } } ?? "no answer")")
         }
         guard let reader = backend.readerThread else { throw BenchFailure("no reader thread") }
         var readerClock = clockid_t()
@@ -142,8 +145,9 @@ enum HCIPathBench {
         let paced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 1_000_000) }
         let finePaced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 100_000) }
         let unpaced = try phase { controller.produce(rate: nil, seconds: unpacedSeconds, tick: 0) }
-        return Result(rate: rate, paced: paced, finePaced: finePaced, unpaced: unpaced,
-                      malformed: backend.counters.snapshot.malformed)
+        return Result(
+            rate: rate, paced: paced, finePaced: finePaced, unpaced: unpaced,
+            malformed: backend.counters.snapshot.malformed)
     }
 
     private static func cpuNanos(_ clock: clockid_t) -> Int64 {
@@ -207,8 +211,11 @@ private final class BenchController: @unchecked Sendable {
             var returned: [UInt8] = [HCIStatus.success]
             if opcode == HCIOpcode.leReadLocalSupportedFeatures { returned += [UInt8](repeating: 0, count: 8) }
             if opcode == HCIOpcode.readLocalSupportedCommands { returned += [UInt8](repeating: 0, count: 64) }
-            let answer = [HCIRawSocket.eventPacket, HCIEventCode.commandComplete, UInt8(3 + returned.count), 1,
-                          buffer[1], buffer[2]] + returned
+            let answer =
+                [
+                    HCIRawSocket.eventPacket, HCIEventCode.commandComplete, UInt8(3 + returned.count), 1,
+                    buffer[1], buffer[2],
+                ] + returned
             _ = answer.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
     }

@@ -1,10 +1,6 @@
 import BeacondCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Foundation
+import Glibc
 
 struct IdleResult {
     var pid: Int32
@@ -42,8 +38,10 @@ enum IdleBench {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: daemon)
-        process.arguments = ["run", "--backend", "replay", "--replay", capture, "--speed", "max",
-                             "--socket", socket, "--state-dir", directory, "--log-level", "info"]
+        process.arguments = [
+            "run", "--backend", "replay", "--replay", capture, "--speed", "max",
+            "--socket", socket, "--state-dir", directory, "--log-level", "info",
+        ]
         var environment = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"] {
             environment[key] = nil
@@ -134,7 +132,8 @@ enum IdleBench {
             pid: pid, subscribers: subscribers, seconds: elapsed, replaySeconds: replaySeconds,
             cpuPercent: Double(ticksAfter - ticksBefore) / BenchProc.ticksPerSecond / elapsed * 100,
             cpuTicks: ticksAfter - ticksBefore, switches: switches, threads: threadsAfter.count,
-            busiest: Array(busiest.prefix(4)), rssKB: rss, anonKB: anon, fileKB: file, peakRSSKB: peak, exitStatus: exitStatus)
+            busiest: Array(busiest.prefix(4)), rssKB: rss, anonKB: anon, fileKB: file, peakRSSKB: peak,
+            exitStatus: exitStatus)
     }
 
     /// The `beacond` binary beside this one (`make bench` passes the static release build instead).

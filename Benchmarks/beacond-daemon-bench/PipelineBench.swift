@@ -1,11 +1,7 @@
-import BeacondCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import BLEPayload
+import BeacondCore
 import CircuitState
+import Glibc
 import Logging
 import NIOCore
 import NIOPosix
@@ -29,8 +25,9 @@ final class BenchPipeline: @unchecked Sendable {
         path = "/tmp/beacond-dbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         var logger = Logger(label: "beacond.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
-        let hub = TrackStateHub(eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
-                                backend: "bench", logger: logger)
+        let hub = TrackStateHub(
+            eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
+            backend: "bench", logger: logger)
         self.hub = hub
         server = TrackStateServer(hub: hub, path: path, logger: logger)
         try hub.eventLoop.submit { hub.start() }.wait()
@@ -49,14 +46,17 @@ final class BenchPipeline: @unchecked Sendable {
     }
 
     static func backgroundSignal(_ index: Int) -> (GeoRacingSignal, BluetoothAddress) {
-        (.circuit(zone: UInt16(1 + index % 20), mode: .normal, sequence: UInt16(1000 + index), ttl: 30),
-         BluetoothAddress(rawValue: 0xBE_AC_0D_00_10_00 + UInt64(index)))
+        (
+            .circuit(zone: UInt16(1 + index % 20), mode: .normal, sequence: UInt16(1000 + index), ttl: 30),
+            BluetoothAddress(rawValue: 0xBE_AC_0D_00_10_00 + UInt64(index))
+        )
     }
 
     /// Change `k` (1-based): the changing beacon alternates evacuation and red flag, each with a newer sequence.
     static func changeSignal(_ change: Int) -> GeoRacingSignal {
-        .circuit(zone: changingZone, mode: change % 2 == 1 ? .evacuation : .redFlag,
-                 sequence: UInt16(truncatingIfNeeded: 10 + change), ttl: 30)
+        .circuit(
+            zone: changingZone, mode: change % 2 == 1 ? .evacuation : .redFlag,
+            sequence: UInt16(truncatingIfNeeded: 10 + change), ttl: 30)
     }
 
     static func expectedMode(_ change: Int) -> String {
@@ -130,9 +130,10 @@ final class BenchPipeline: @unchecked Sendable {
 
     func figures() throws -> ServerFigures {
         try onLoop { [hub, server] in
-            ServerFigures(signals: hub.counters.signals, published: hub.counters.published,
-                          coalescedStates: server.counters.coalescedStates, droppedLines: server.counters.droppedLines,
-                          disconnectedSlow: server.counters.disconnectedSlow, clients: server.clientCount)
+            ServerFigures(
+                signals: hub.counters.signals, published: hub.counters.published,
+                coalescedStates: server.counters.coalescedStates, droppedLines: server.counters.droppedLines,
+                disconnectedSlow: server.counters.disconnectedSlow, clients: server.clientCount)
         }
     }
 }
@@ -182,8 +183,10 @@ final class BenchTimeline: @unchecked Sendable {
     func breakdown(_ count: Int) -> (pickup: BenchStats?, ingest: BenchStats?, ingestCPU: BenchStats?) {
         let range = 0..<min(count, capacity)
         let done = range.filter { fannedOut[$0] != 0 }
-        return (BenchStats(done.map { pickedUp[$0] - submitted[$0] }),
-                BenchStats(done.map { fannedOut[$0] - pickedUp[$0] }), BenchStats(done.map { ingestCPU[$0] }))
+        return (
+            BenchStats(done.map { pickedUp[$0] - submitted[$0] }),
+            BenchStats(done.map { fannedOut[$0] - pickedUp[$0] }), BenchStats(done.map { ingestCPU[$0] })
+        )
     }
 }
 
@@ -209,12 +212,14 @@ struct DeliveryFigures {
 
     /// The report's lines, indented under the run's first line.
     var lines: [String] {
-        ["submit → read: \(stats?.line ?? "none observed")",
-         "first subscriber per change: \(firstSubscriber?.line ?? "-")",
-         "last subscriber per change: \(lastSubscriber?.line ?? "-")",
-         "submit → loop pickup: \(pickup?.line ?? "-")",
-         "ingest + writes to all: \(ingest?.line ?? "-")",
-         "... of which loop CPU: \(ingestCPU?.line ?? "-")"].map { "          " + $0 }
+        [
+            "submit → read: \(stats?.line ?? "none observed")",
+            "first subscriber per change: \(firstSubscriber?.line ?? "-")",
+            "last subscriber per change: \(lastSubscriber?.line ?? "-")",
+            "submit → loop pickup: \(pickup?.line ?? "-")",
+            "ingest + writes to all: \(ingest?.line ?? "-")",
+            "... of which loop CPU: \(ingestCPU?.line ?? "-")",
+        ].map { "          " + $0 }
     }
 }
 
@@ -243,8 +248,10 @@ struct LatencyResult {
 enum LatencyBench {
     /// `rate` reports/s for `duration` s into the pipeline with `subscribers` connected; every
     /// `changeEvery`-th report changes the published state.
-    static func run(subscribers: Int, rate: Int, duration: Double, readerThreads: Int,
-                    changeInterval: Double = 0.010) throws -> LatencyResult {
+    static func run(
+        subscribers: Int, rate: Int, duration: Double, readerThreads: Int,
+        changeInterval: Double = 0.010
+    ) throws -> LatencyResult {
         let pipeline = try BenchPipeline()
         defer { pipeline.close() }
         let baseSeq = try pipeline.warmUp()
@@ -255,8 +262,9 @@ enum LatencyBench {
         let changeEvery = max(1, Int((Double(rate) * changeInterval).rounded()))
         let changes = total / changeEvery
         let timeline = BenchTimeline(capacity: changes)
-        let reader = BenchSubscriberReader(descriptors: clients.map(\.descriptor), changes: changes, baseSeq: baseSeq,
-                                           threads: readerThreads, expectedMode: BenchPipeline.expectedMode)
+        let reader = BenchSubscriberReader(
+            descriptors: clients.map(\.descriptor), changes: changes, baseSeq: baseSeq,
+            threads: readerThreads, expectedMode: BenchPipeline.expectedMode)
         reader.start()
 
         let loopTID = try pipeline.loopThreadID()
@@ -334,7 +342,8 @@ struct FanOutResult {
 }
 
 enum FanOutBench {
-    static func run(subscribers: Int, changes: Int, readerThreads: Int, spacing: Double = 0.100) throws -> FanOutResult {
+    static func run(subscribers: Int, changes: Int, readerThreads: Int, spacing: Double = 0.100) throws -> FanOutResult
+    {
         let limit = TrackStateServer.raiseOpenFileLimit()
         // Both ends of every connection live in this process.
         guard limit >= 2 * subscribers + 64 else {
@@ -349,8 +358,9 @@ enum FanOutBench {
         let connectSeconds = Double(BenchClock.nanos() - connectStart) / 1e9
 
         let timeline = BenchTimeline(capacity: changes)
-        let reader = BenchSubscriberReader(descriptors: clients.map(\.descriptor), changes: changes, baseSeq: baseSeq,
-                                           threads: readerThreads, expectedMode: BenchPipeline.expectedMode)
+        let reader = BenchSubscriberReader(
+            descriptors: clients.map(\.descriptor), changes: changes, baseSeq: baseSeq,
+            threads: readerThreads, expectedMode: BenchPipeline.expectedMode)
         reader.start()
         let start = BenchClock.nanos() + 20_000_000
         for change in 1...max(1, changes) {
@@ -362,7 +372,8 @@ enum FanOutBench {
         reader.stop()
         let figures = try pipeline.figures()
         return FanOutResult(
-            subscribers: subscribers, readerThreads: reader.threadCount, changes: changes, observed: reader.observed.load(ordering: .relaxed),
+            subscribers: subscribers, readerThreads: reader.threadCount, changes: changes,
+            observed: reader.observed.load(ordering: .relaxed),
             connectSeconds: connectSeconds, delivery: DeliveryFigures(reader: reader, timeline: timeline),
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode,
             disconnected: reader.closedEarly + figures.disconnectedSlow)

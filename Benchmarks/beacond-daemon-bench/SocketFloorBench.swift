@@ -1,9 +1,5 @@
 import BeacondCore
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
 
 /// The kernel's share of a fan-out, as a reference for the latency run: one thread writes a

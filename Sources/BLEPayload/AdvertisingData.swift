@@ -179,7 +179,9 @@ public struct AdvertisingDataBuilder {
     /// Appends a manufacturer-specific structure (`[len, 0xFF, company LE, payload]`) to `bytes`
     /// in place, for callers that rebuild advertising data in a reused buffer. A payload over
     /// 252 bytes cannot be encoded and traps: check it first.
-    public static func appendManufacturerData(companyID: UInt16, payload: some Collection<UInt8>, to bytes: inout [UInt8]) {
+    public static func appendManufacturerData(
+        companyID: UInt16, payload: some Collection<UInt8>, to bytes: inout [UInt8]
+    ) {
         precondition(payload.count <= 252, "manufacturer data holds at most 252 payload bytes")
         bytes.append(UInt8(payload.count + 3))
         bytes.append(ADType.manufacturerSpecificData)

@@ -69,8 +69,9 @@ public struct AdvertisingExtractor {
             guard bytes.count >= 4 else { return malformedRecord(0, "Linux monitor header shorter than 4 bytes") }
             let index = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
             let opcode = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
-            return monitor(opcode: opcode, index: index, UnsafeRawBufferPointer(rebasing: bytes[4...]),
-                           timestamp: packet.timestamp, body)
+            return monitor(
+                opcode: opcode, index: index, UnsafeRawBufferPointer(rebasing: bytes[4...]),
+                timestamp: packet.timestamp, body)
         case .leLinkLayerWithPseudoHeader:
             return leLinkLayer(bytes, timestamp: packet.timestamp, body)
         case .nordicBLE:
@@ -94,8 +95,9 @@ public struct AdvertisingExtractor {
             counters.otherRecords += 1
             return nil
         }
-        return event(UnsafeRawBufferPointer(rebasing: bytes[(headerLength + 1)...]), timestamp: timestamp,
-                     controller: controller, body, baseOffset: headerLength + 1)
+        return event(
+            UnsafeRawBufferPointer(rebasing: bytes[(headerLength + 1)...]), timestamp: timestamp,
+            controller: controller, body, baseOffset: headerLength + 1)
     }
 
     private mutating func monitor(
@@ -122,7 +124,8 @@ public struct AdvertisingExtractor {
         }
         counters.reports += delivered
         if case .malformed(let error) = outcome {
-            let name = bytes.count >= 3 && bytes[0] == HCIEventCode.leMeta
+            let name =
+                bytes.count >= 3 && bytes[0] == HCIEventCode.leMeta
                 ? HCIEventDecoder.subeventName(bytes[2]) ?? "HCI event" : "HCI event"
             return RecordProblem(offset: baseOffset + error.offset, what: "malformed \(name): \(error)")
         }
@@ -181,8 +184,9 @@ public struct AdvertisingExtractor {
             guard deliversBadCRC else { return nil }
         }
         let rssi = Int8(truncatingIfNeeded: -Int(bytes[10]))
-        return linkLayerPDU(UnsafeRawBufferPointer(rebasing: bytes[(7 + headerLength)...]), rssi: rssi,
-                            timestamp: timestamp, baseOffset: 7 + headerLength, crcFailed: crcBad, body)
+        return linkLayerPDU(
+            UnsafeRawBufferPointer(rebasing: bytes[(7 + headerLength)...]), rssi: rssi,
+            timestamp: timestamp, baseOffset: 7 + headerLength, crcFailed: crcBad, body)
     }
 
     private mutating func linkLayerPDU(

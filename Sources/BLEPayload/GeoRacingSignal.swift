@@ -111,16 +111,18 @@ public struct GeoRacingSignal: Hashable, Sendable {
         zone: UInt16, mode: GeoRacingMode, sequence: UInt16, ttl: UInt8 = 10, flags: UInt8 = 0,
         temperature: Int8? = nil
     ) -> GeoRacingSignal {
-        GeoRacingSignal(version: .v1, zone: zone, mode: mode, flags: flags, sequence: sequence, ttl: ttl,
-                        temperature: temperature)
+        GeoRacingSignal(
+            version: .v1, zone: zone, mode: mode, flags: flags, sequence: sequence, ttl: ttl,
+            temperature: temperature)
     }
 
     /// A v2 staff danger broadcast.
     public static func staff(
         sourceID: UInt32, zone: UInt16, mode: GeoRacingMode, sequence: UInt16, ttl: UInt8, flags: UInt8 = 0
     ) -> GeoRacingSignal {
-        GeoRacingSignal(version: .v2, zone: zone, mode: mode, flags: flags, sequence: sequence, ttl: ttl,
-                        sourceID: sourceID)
+        GeoRacingSignal(
+            version: .v2, zone: zone, mode: mode, flags: flags, sequence: sequence, ttl: ttl,
+            sourceID: sourceID)
     }
 
     /// Decodes a frame (the manufacturer data after the company id).
@@ -159,7 +161,9 @@ public struct GeoRacingSignal: Hashable, Sendable {
     /// Decodes a frame from any byte collection.
     public init(parsing payload: some Collection<UInt8>) throws(GeoRacingRejection) {
         let bytes = Array(payload)
-        let result = bytes.withUnsafeBytes { raw in Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: raw) } }
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: raw) }
+        }
         self = try result.get()
     }
 
@@ -169,8 +173,10 @@ public struct GeoRacingSignal: Hashable, Sendable {
         func be16(_ value: UInt16) { bytes += [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)] }
         if version == .v2 {
             let source = sourceID ?? 0
-            bytes += [UInt8(source >> 24), UInt8(truncatingIfNeeded: source >> 16),
-                      UInt8(truncatingIfNeeded: source >> 8), UInt8(truncatingIfNeeded: source)]
+            bytes += [
+                UInt8(source >> 24), UInt8(truncatingIfNeeded: source >> 16),
+                UInt8(truncatingIfNeeded: source >> 8), UInt8(truncatingIfNeeded: source),
+            ]
         }
         be16(zone)
         bytes.append(mode.rawValue)

@@ -114,8 +114,10 @@ public struct HCIEventDecoder {
 
     static let subevents: [SubeventDescriptor] = [
         SubeventDescriptor(code: LESubevent.advertisingReport, name: "LE Advertising Report", routine: .legacy),
-        SubeventDescriptor(code: LESubevent.directedAdvertisingReport, name: "LE Directed Advertising Report", routine: .directed),
-        SubeventDescriptor(code: LESubevent.extendedAdvertisingReport, name: "LE Extended Advertising Report", routine: .extended),
+        SubeventDescriptor(
+            code: LESubevent.directedAdvertisingReport, name: "LE Directed Advertising Report", routine: .directed),
+        SubeventDescriptor(
+            code: LESubevent.extendedAdvertisingReport, name: "LE Extended Advertising Report", routine: .extended),
     ]
 
     /// Subevent code to routine, for constant-time dispatch.
@@ -144,7 +146,8 @@ public struct HCIEventDecoder {
         let code = event[0]
         let declared = Int(event[1])
         guard declared == event.count - 2 else {
-            return malformed(HCIEventError(offset: 1, reason: .lengthMismatch(declared: declared, actual: event.count - 2)))
+            return malformed(
+                HCIEventError(offset: 1, reason: .lengthMismatch(declared: declared, actual: event.count - 2)))
         }
         guard code == HCIEventCode.leMeta, event.count >= 3 else {
             eventCounters.skippedEvents += 1
@@ -202,7 +205,10 @@ public struct HCIEventDecoder {
     ) throws(HCIEventError) {
         let count = try Self.reportCount(&reader)
         for _ in 0..<count {
-            let eventType: UInt8, addressType: UInt8, address: BluetoothAddress, length: Int
+            let eventType: UInt8
+            let addressType: UInt8
+            let address: BluetoothAddress
+            let length: Int
             let lengthOffset: Int
             let typeOffset = reader.offset
             do throws(TruncatedRead) {
@@ -215,7 +221,8 @@ public struct HCIEventDecoder {
                 throw HCIEventError(error)
             }
             guard length <= 31 else { throw HCIEventError(offset: lengthOffset, reason: .dataTooLong(length)) }
-            let data: UnsafeRawBufferPointer, rssi: Int8
+            let data: UnsafeRawBufferPointer
+            let rssi: Int8
             do throws(TruncatedRead) {
                 data = try reader.slice(length)
                 rssi = try reader.i8()
@@ -225,10 +232,11 @@ public struct HCIEventDecoder {
             guard let kind = AdvertisingPDUKind(legacyEventType: eventType) else {
                 throw HCIEventError(offset: typeOffset, reason: .reservedEventType(eventType))
             }
-            body(AdvertisingReport(
-                timestamp: context.timestamp, controller: context.controller, origin: .legacyReport, kind: kind,
-                properties: ExtendedEventProperties(legacy: kind), addressType: AddressType(hciValue: addressType),
-                address: address, rssi: Self.rssi(rssi), data: AdvertisingData(data)))
+            body(
+                AdvertisingReport(
+                    timestamp: context.timestamp, controller: context.controller, origin: .legacyReport, kind: kind,
+                    properties: ExtendedEventProperties(legacy: kind), addressType: AddressType(hciValue: addressType),
+                    address: address, rssi: Self.rssi(rssi), data: AdvertisingData(data)))
             delivered += 1
         }
     }
@@ -243,15 +251,18 @@ public struct HCIEventDecoder {
                 let eventType = try reader.u8()
                 let addressType = try reader.u8()
                 let address = try reader.address()
-                _ = try reader.u8()  // direct address type
+                _ = try reader.u8() // direct address type
                 let directAddress = try reader.address()
                 let rssi = try reader.i8()
                 let kind = AdvertisingPDUKind(legacyEventType: eventType) ?? .advDirectInd
-                body(AdvertisingReport(
-                    timestamp: context.timestamp, controller: context.controller, origin: .directedReport, kind: kind,
-                    properties: ExtendedEventProperties(legacy: kind), addressType: AddressType(hciValue: addressType),
-                    address: address, directAddress: directAddress, rssi: Self.rssi(rssi),
-                    data: AdvertisingData(UnsafeRawBufferPointer(start: nil, count: 0))))
+                body(
+                    AdvertisingReport(
+                        timestamp: context.timestamp, controller: context.controller, origin: .directedReport,
+                        kind: kind,
+                        properties: ExtendedEventProperties(legacy: kind),
+                        addressType: AddressType(hciValue: addressType),
+                        address: address, directAddress: directAddress, rssi: Self.rssi(rssi),
+                        data: AdvertisingData(UnsafeRawBufferPointer(start: nil, count: 0))))
                 delivered += 1
             }
         } catch {
@@ -270,11 +281,11 @@ public struct HCIEventDecoder {
                 let properties = ExtendedEventProperties(rawValue: try reader.u16le())
                 let addressTypeRaw = try reader.u8()
                 let address = try reader.address()
-                try reader.skip(2)  // primary and secondary PHY
+                try reader.skip(2) // primary and secondary PHY
                 let sid = try reader.u8()
                 let txPower = try reader.i8()
                 let rssi = try reader.i8()
-                try reader.skip(2)  // periodic advertising interval
+                try reader.skip(2) // periodic advertising interval
                 let directAddressType = try reader.u8()
                 let directAddress = try reader.address()
                 let length = Int(try reader.u8())

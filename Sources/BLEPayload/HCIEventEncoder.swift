@@ -35,11 +35,11 @@ public enum HCIEventEncoder {
             body += [UInt8(truncatingIfNeeded: properties), UInt8(truncatingIfNeeded: properties >> 8)]
             body.append(report.addressType.hciValue)
             body += report.address.littleEndianBytes
-            body += [0x01, 0x00]  // primary PHY LE 1M, no secondary PHY
+            body += [0x01, 0x00] // primary PHY LE 1M, no secondary PHY
             body.append(report.sid ?? 0xFF)
             body.append(UInt8(bitPattern: report.txPower ?? 127))
             body.append(UInt8(bitPattern: report.rssi ?? 127))
-            body += [0x00, 0x00]  // no periodic advertising
+            body += [0x00, 0x00] // no periodic advertising
             if let direct = report.directAddress {
                 body.append(0x01)
                 body += direct.littleEndianBytes
@@ -61,7 +61,7 @@ public enum HCIEventEncoder {
             body.append(report.kind.legacyEventType ?? 0x01)
             body.append(report.addressType.hciValue)
             body += report.address.littleEndianBytes
-            body.append(0x01)  // direct address type: random
+            body.append(0x01) // direct address type: random
             body += (report.directAddress ?? BluetoothAddress(rawValue: 0)).littleEndianBytes
             body.append(UInt8(bitPattern: report.rssi ?? 127))
         }
@@ -70,7 +70,9 @@ public enum HCIEventEncoder {
 
     /// Splits `report` into extended reports of at most `chunk` data bytes each:
     /// every one but the last says "incomplete, more data to come".
-    public static func extendedFragments(of report: OwnedAdvertisingReport, chunk: Int = 229) -> [OwnedAdvertisingReport] {
+    public static func extendedFragments(of report: OwnedAdvertisingReport, chunk: Int = 229)
+        -> [OwnedAdvertisingReport]
+    {
         let size = max(1, min(chunk, 229))
         var fragments: [OwnedAdvertisingReport] = []
         var start = 0

@@ -78,10 +78,12 @@ public enum LinkLayerAdvertising {
             } else {
                 data = try reader.slice(length - 6)
             }
-            body(AdvertisingReport(
-                timestamp: timestamp, origin: .linkLayer, kind: kind, properties: ExtendedEventProperties(legacy: kind),
-                addressType: addressType, address: address, directAddress: directAddress, rssi: rssi,
-                data: AdvertisingData(data)))
+            body(
+                AdvertisingReport(
+                    timestamp: timestamp, origin: .linkLayer, kind: kind,
+                    properties: ExtendedEventProperties(legacy: kind),
+                    addressType: addressType, address: address, directAddress: directAddress, rssi: rssi,
+                    data: AdvertisingData(data)))
             return nil
         } catch {
             return .malformed(offset: error.offset)

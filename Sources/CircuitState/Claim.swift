@@ -29,8 +29,9 @@ struct Claim: Sendable {
     var severity: Int { mode.severity }
 
     var summary: ClaimSummary {
-        ClaimSummary(mode: mode, sequence: signal.sequence, zone: signal.zone, receivedAt: receivedAt,
-                     expiresAt: expiresAt)
+        ClaimSummary(
+            mode: mode, sequence: signal.sequence, zone: signal.zone, receivedAt: receivedAt,
+            expiresAt: expiresAt)
     }
 }
 

@@ -53,7 +53,8 @@ public struct FusionConfiguration: Hashable, Sendable {
     public var deescalationHold: Int64
 
     public init(
-        policy: Policy = .safety, minRSSI: Int = defaultMinRSSI, zones: Set<UInt16> = [], allow: AllowList = AllowList(),
+        policy: Policy = .safety, minRSSI: Int = defaultMinRSSI, zones: Set<UInt16> = [],
+        allow: AllowList = AllowList(),
         maxTTL: Int64 = defaultMaxTTL, maxEntries: Int = defaultMaxEntries, staleAfter: Int64 = defaultStaleAfter,
         maxDistance: Double? = nil, pathLossExponent: Double = RSSIRanging.defaultPathLossExponent,
         referencePower: Double? = nil, deescalationHold: Int64 = defaultDeescalationHold

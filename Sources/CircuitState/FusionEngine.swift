@@ -167,11 +167,12 @@ public struct FusionEngine: Sendable {
         let best = table.leader(preferring: stickyKey)
         let remoteMode = remote.effectiveMode(at: now, staleAfter: configuration.staleAfter)
         let source = configuration.policy.source(beacon: best?.mode, remote: remoteMode)
-        let decision = switch source {
-        case .beacon: Decision(mode: best?.mode, source: .beacon, zone: best?.zone)
-        case .remote: Decision(mode: remoteMode, source: .remote, zone: nil)
-        case .none: Decision.undecided
-        }
+        let decision =
+            switch source {
+            case .beacon: Decision(mode: best?.mode, source: .beacon, zone: best?.zone)
+            case .remote: Decision(mode: remoteMode, source: .remote, zone: nil)
+            case .none: Decision.undecided
+            }
         let changed = decision != lastDecision
         lastDecision = decision
         stickyKey = source == .beacon ? best?.key : nil
@@ -226,14 +227,20 @@ public struct FusionEngine: Sendable {
     public mutating func reconfigure(_ configuration: FusionConfiguration) {
         self.configuration = configuration
         cachedOverride = nil
-        let distances = Dictionary(uniqueKeysWithValues: table.entries.map { entry in
-            (entry.key, configuration.distance(smoothedRSSI: entry.window.smoothedRSSI,
-                                               advertisedTXPower: entry.txPower))
-        })
+        let distances = Dictionary(
+            uniqueKeysWithValues: table.entries.map { entry in
+                (
+                    entry.key,
+                    configuration.distance(
+                        smoothedRSSI: entry.window.smoothedRSSI,
+                        advertisedTXPower: entry.txPower)
+                )
+            })
         counters.droppedByReconfiguration += table.reviseClaims(
             keep: { key, claim in
-                configuration.rejection(of: claim.signal, address: key.address, rssi: claim.rssi,
-                                        distance: distances[key] ?? nil) == nil
+                configuration.rejection(
+                    of: claim.signal, address: key.address, rssi: claim.rssi,
+                    distance: distances[key] ?? nil) == nil
             },
             expiry: { claim in
                 let expiry = claim.lifetimeStart.addingSaturating(configuration.lifetime(ttl: claim.lifetimeTTL))
@@ -256,12 +263,14 @@ public struct FusionEngine: Sendable {
         guard let mode = TrackMode(signal.mode) else { return .filtered(.unknownMode) }
         let key = OverrideKey(signal: signal, address: address)
         if let reason = configuration.rejection(
-            of: signal, address: address, rssi: rssi, distance: gateDistance(key, rssi: rssi, txPower: txPower)) {
+            of: signal, address: address, rssi: rssi, distance: gateDistance(key, rssi: rssi, txPower: txPower))
+        {
             return .filtered(reason)
         }
         let lifetime = configuration.lifetime(ttl: signal.ttl)
-        let claim = Claim(mode: mode, signal: signal, rssi: rssi, receivedAt: now,
-                          expiresAt: now.addingSaturating(lifetime))
+        let claim = Claim(
+            mode: mode, signal: signal, rssi: rssi, receivedAt: now,
+            expiresAt: now.addingSaturating(lifetime))
         guard let inForce = table.claimInForce(for: key), inForce.expiresAt > now else {
             // No claim in force: any sequence is accepted; held and contested claims stay.
             guard lifetime > 0 else { return .cleared }
@@ -288,7 +297,8 @@ public struct FusionEngine: Sendable {
         }
         // The replaced claim is held while it still asserts more: a more severe mode, or a flag
         // that would outlast the new claim (a short newer frame must not cut the real one short).
-        let replacedAssertsMore = inForce.severity > mode.severity
+        let replacedAssertsMore =
+            inForce.severity > mode.severity
             || (inForce.severity > TrackMode.normal.severity && inForce.expiresAt > claim.expiresAt)
         table.update(key, at: now, rssi: rssi, txPower: txPower) { claims in
             if replacedAssertsMore { claims.hold(inForce, at: now, until: holdUntil) }
@@ -322,8 +332,9 @@ public struct FusionEngine: Sendable {
         let current = table.entry(for: key)
         var window = current?.window ?? RSSIWindow()
         window.append(rssi)
-        return configuration.distance(smoothedRSSI: window.smoothedRSSI,
-                                      advertisedTXPower: txPower ?? current?.txPower)
+        return configuration.distance(
+            smoothedRSSI: window.smoothedRSSI,
+            advertisedTXPower: txPower ?? current?.txPower)
     }
 
     private mutating func cachedSnapshot(of leader: OverrideTable.Leader?) -> ActiveOverride? {

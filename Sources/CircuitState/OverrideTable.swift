@@ -100,7 +100,8 @@ struct OverrideTable {
         guard let top = topSeverity else { return nil }
         var slot: Int?
         if let preferred, let preferredSlot = slotByKey[preferred],
-           read(preferredSlot, { $0.mode.severity }) == top {
+            read(preferredSlot, { $0.mode.severity }) == top
+        {
             slot = preferredSlot
         } else {
             var bestRank: OverrideRank?
@@ -250,7 +251,8 @@ struct OverrideTable {
     mutating func shrink(to limit: Int) -> Int {
         var evicted = 0
         while count > limit, let level = recency.firstIndex(where: { $0.oldest != nil }),
-              let oldest = recency[level].oldest {
+            let oldest = recency[level].oldest
+        {
             removeSlot(oldest)
             evicted += 1
         }
@@ -277,11 +279,14 @@ struct OverrideTable {
     }
 
     private mutating func rebuildExpiries() {
-        expiries.rebuild(slots.indices.compactMap { slot in
-            slots[slot].flatMap { entry in
-                entry.claims.nextExpiry.map { ExpiryQueue.Mark(expiresAt: $0, slot: slot, revision: entry.revision) }
-            }
-        })
+        expiries.rebuild(
+            slots.indices.compactMap { slot in
+                slots[slot].flatMap { entry in
+                    entry.claims.nextExpiry.map {
+                        ExpiryQueue.Mark(expiresAt: $0, slot: slot, revision: entry.revision)
+                    }
+                }
+            })
     }
 
     /// Drops superseded marks from the front, and rebuilds the heap once they outnumber the entries.

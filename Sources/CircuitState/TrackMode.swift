@@ -40,9 +40,10 @@ extension TrackMode {
     /// nil for anything else.
     public init?(remoteName: String) {
         var folded = ""
-        folded.unicodeScalars.append(contentsOf: remoteName.unicodeScalars.map { scalar in
-            ("a"..."z").contains(scalar) ? Unicode.Scalar(scalar.value - 0x20) ?? scalar : scalar
-        })
+        folded.unicodeScalars.append(
+            contentsOf: remoteName.unicodeScalars.map { scalar in
+                ("a"..."z").contains(scalar) ? Unicode.Scalar(scalar.value - 0x20) ?? scalar : scalar
+            })
         switch folded {
         case "NORMAL", "GREEN", "GREEN_FLAG": self = .normal
         case "YELLOW", "YELLOW_FLAG": self = .yellowFlag

@@ -1,19 +1,17 @@
 import ArgumentParser
 import BeacondCore
 import Dispatch
-
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 struct Beacond: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacond",
-        abstract: "GeoRacing track-status daemon: scans BLE beacons, fuses them with race control, publishes the track mode.",
+        abstract:
+            "GeoRacing track-status daemon: scans BLE beacons, fuses them with race control, publishes the track mode.",
         version: BeacondVersion.current,
-        subcommands: [RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self]
+        subcommands: [
+            RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
+        ]
     )
 }
 

@@ -92,7 +92,8 @@ import Testing
     @Test func everyPrefixOfValidDataIsSafe() {
         var builder = AdvertisingDataBuilder()
         builder.appendFlags(0x06)
-        builder.appendManufacturerData(companyID: 0x1234, payload: GeoRacingSignal.circuit(zone: 1, mode: .redFlag, sequence: 1).encoded())
+        builder.appendManufacturerData(
+            companyID: 0x1234, payload: GeoRacingSignal.circuit(zone: 1, mode: .redFlag, sequence: 1).encoded())
         builder.appendLocalName("beacon")
         for length in 0...builder.bytes.count {
             withData(Array(builder.bytes.prefix(length))) { data in

@@ -45,8 +45,9 @@ import Glibc
         var bytes = BTSnoopWriter.fileHeader(datalink: 1001)
         let event = try HCIEventEncoder.advertisingReport([geoReport()])
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x3, packet: event)
-        BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x2, packet: [0x01, 0x0C, 0x00])  // a command
-        BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x1, packet: [0x01, 0x20, 0x00, 0x00])  // ACL in
+        // A command, then ACL data in.
+        BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x2, packet: [0x01, 0x0C, 0x00])
+        BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x1, packet: [0x01, 0x20, 0x00, 0x00])
         let (reports, extractor) = try extractReports(bytes)
         #expect(reports.count == 1)
         #expect(extractor.counters.otherRecords == 2)
@@ -55,10 +56,12 @@ import Glibc
     @Test func btmonKeepsControllerIndexAndSkipsOtherOpcodes() throws {
         var bytes = BTSnoopWriter.fileHeader(datalink: 2001)
         let event = try HCIEventEncoder.advertisingReport([geoReport()])
-        BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0, packet: [UInt8](repeating: 0, count: 16))  // new index
+        BTSnoopWriter.appendRecord(
+            to: &bytes, timestamp: Self.stamp, flags: 0, packet: [UInt8](repeating: 0, count: 16)) // new index
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 2 << 16 | 3, packet: event)
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 2 << 16 | 2, packet: [0x01, 0x0C, 0x00])
-        BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0xFFFF << 16 | 12, packet: Array("note".utf8))
+        BTSnoopWriter.appendRecord(
+            to: &bytes, timestamp: Self.stamp, flags: 0xFFFF << 16 | 12, packet: Array("note".utf8))
         let (reports, extractor) = try extractReports(bytes)
         #expect(reports.count == 1)
         #expect(reports.first?.controller == 2)
@@ -69,8 +72,9 @@ import Glibc
     func pcapBothByteOrdersAndResolutions(bigEndian: Bool, nanoseconds: Bool) throws {
         var bytes = PcapWriter.fileHeader(linkType: 187, nanoseconds: nanoseconds, bigEndian: bigEndian)
         for event in try Self.events(2) {
-            PcapWriter.appendRecord(to: &bytes, timestamp: Self.stamp, packet: HCIEventEncoder.h4(event),
-                                    nanoseconds: nanoseconds, bigEndian: bigEndian)
+            PcapWriter.appendRecord(
+                to: &bytes, timestamp: Self.stamp, packet: HCIEventEncoder.h4(event),
+                nanoseconds: nanoseconds, bigEndian: bigEndian)
         }
         let reader = try CaptureReader(bytes: bytes)
         #expect(reader.format == .pcap(linkType: 187, nanoseconds: nanoseconds, bigEndian: bigEndian))
@@ -98,7 +102,9 @@ import Glibc
         var controllers: [UInt16?] = []
         var problems: [RecordProblem] = []
         while let packet = try reader.next() {
-            if let problem = extractor.process(packet, { controllers.append($0.controller) }) { problems.append(problem) }
+            if let problem = extractor.process(packet, { controllers.append($0.controller) }) {
+                problems.append(problem)
+            }
         }
         #expect(controllers == [1])
         #expect(problems.count == 1)
@@ -114,7 +120,8 @@ import Glibc
         builder.interface(linkType: 187, tsresol: 0x80 | 20)
         builder.customBlock()
         builder.enhancedPacket(interface: 0, timestamp: UInt64(Self.stamp), packet: HCIEventEncoder.h4(event))
-        builder.enhancedPacket(interface: 1, timestamp: UInt64(Self.stamp) * 1000 + 999, packet: [0, 0, 0, 1] + HCIEventEncoder.h4(event))
+        builder.enhancedPacket(
+            interface: 1, timestamp: UInt64(Self.stamp) * 1000 + 999, packet: [0, 0, 0, 1] + HCIEventEncoder.h4(event))
         builder.enhancedPacket(interface: 2, timestamp: 3 << 20 | 1 << 19, packet: HCIEventEncoder.h4(event))
         builder.simplePacket(HCIEventEncoder.h4(event))
         let (reports, extractor) = try extractReports(builder.bytes)
@@ -201,7 +208,10 @@ import Glibc
         bytes.replaceSubrange((second + 4)..<(second + 8), with: [0x10, 0x00, 0x00, 0x00])
         let reader = try CaptureReader(bytes: bytes)
         #expect(try reader.next() != nil)
-        #expect(throws: CaptureError(file: "<memory>", recordIndex: 1, offset: Int64(second), kind: .absurdLength(0x1000_0000))) {
+        #expect(
+            throws: CaptureError(
+                file: "<memory>", recordIndex: 1, offset: Int64(second), kind: .absurdLength(0x1000_0000))
+        ) {
             _ = try reader.next()
         }
     }
@@ -268,10 +278,12 @@ final class Thread: @unchecked Sendable {
 
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&handle, nil, { context in
-            let thread = Unmanaged<Thread>.fromOpaque(context!).takeRetainedValue()
-            thread.body()
-            return nil
-        }, context)
+        pthread_create(
+            &handle, nil,
+            { context in
+                let thread = Unmanaged<Thread>.fromOpaque(context!).takeRetainedValue()
+                thread.body()
+                return nil
+            }, context)
     }
 }

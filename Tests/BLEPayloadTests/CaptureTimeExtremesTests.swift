@@ -1,5 +1,5 @@
-import BeacondTestSupport
 import BLEPayload
+import BeacondTestSupport
 import Testing
 
 /// Capture times at the ends of their ranges, and fuzz-like mutations of every capture format:
@@ -67,9 +67,11 @@ import Testing
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: .max, packet: HCIEventEncoder.h4(Self.event))
         let (times, error) = Self.readAll(bytes)
         #expect(times.isEmpty)
-        #expect(error?.kind == .timestampOutOfRange(
-            "btsnoop time \(Int64.max &+ CaptureReader.btsnoopEpochOffset) µs since year 0 "
-                + "is before Int64 µs since 1970"))
+        #expect(
+            error?.kind
+                == .timestampOutOfRange(
+                    "btsnoop time \(Int64.max &+ CaptureReader.btsnoopEpochOffset) µs since year 0 "
+                        + "is before Int64 µs since 1970"))
     }
 
     // MARK: pcap
@@ -81,13 +83,15 @@ import Testing
         let stamps: [Int64] = [0, 1, 999_999, 1_000_000, Int64(UInt32.max) * 1_000_000 + 999_999]
         var bytes = PcapWriter.fileHeader(linkType: 187, nanoseconds: nanoseconds, bigEndian: bigEndian)
         for stamp in stamps {
-            PcapWriter.appendRecord(to: &bytes, timestamp: stamp, packet: HCIEventEncoder.h4(Self.event),
-                                    nanoseconds: nanoseconds, bigEndian: bigEndian)
+            PcapWriter.appendRecord(
+                to: &bytes, timestamp: stamp, packet: HCIEventEncoder.h4(Self.event),
+                nanoseconds: nanoseconds, bigEndian: bigEndian)
         }
         // Outside 0..<2^32 s the seconds wrap, the fraction stays the true one: no trap.
         for stamp in [Int64.min, -1, Int64.max] {
-            PcapWriter.appendRecord(to: &bytes, timestamp: stamp, packet: HCIEventEncoder.h4(Self.event),
-                                    nanoseconds: nanoseconds, bigEndian: bigEndian)
+            PcapWriter.appendRecord(
+                to: &bytes, timestamp: stamp, packet: HCIEventEncoder.h4(Self.event),
+                nanoseconds: nanoseconds, bigEndian: bigEndian)
         }
         let (times, error) = Self.readAll(bytes)
         #expect(error == nil)
@@ -105,11 +109,13 @@ import Testing
     func pcapFractionOfOneSecondOrMoreIsAnError(bigEndian: Bool, nanoseconds: Bool) throws {
         for fraction in [nanoseconds ? UInt32(1_000_000_000) : 1_000_000, UInt32.max] {
             var bytes = PcapWriter.fileHeader(linkType: 187, nanoseconds: nanoseconds, bigEndian: bigEndian)
-            PcapWriter.appendRecord(to: &bytes, timestamp: 5, packet: HCIEventEncoder.h4(Self.event),
-                                    nanoseconds: nanoseconds, bigEndian: bigEndian)
+            PcapWriter.appendRecord(
+                to: &bytes, timestamp: 5, packet: HCIEventEncoder.h4(Self.event),
+                nanoseconds: nanoseconds, bigEndian: bigEndian)
             let second = bytes.count
-            PcapWriter.appendRecord(to: &bytes, timestamp: 5, packet: HCIEventEncoder.h4(Self.event),
-                                    nanoseconds: nanoseconds, bigEndian: bigEndian)
+            PcapWriter.appendRecord(
+                to: &bytes, timestamp: 5, packet: HCIEventEncoder.h4(Self.event),
+                nanoseconds: nanoseconds, bigEndian: bigEndian)
             let raw = bigEndian ? fraction.bigEndian : fraction.littleEndian
             withUnsafeBytes(of: raw) { bytes.replaceSubrange(second + 4..<second + 8, with: $0) }
             let (times, error) = Self.readAll(bytes)
@@ -124,8 +130,9 @@ import Testing
     func pcapExtremeLengthsAreErrors(bigEndian: Bool, nanoseconds: Bool) throws {
         for included in [UInt32.max, UInt32(CaptureReader.maxRecordLength + 1), 1000] {
             var bytes = PcapWriter.fileHeader(linkType: 187, nanoseconds: nanoseconds, bigEndian: bigEndian)
-            PcapWriter.appendRecord(to: &bytes, timestamp: 1, packet: [0x04],
-                                    nanoseconds: nanoseconds, bigEndian: bigEndian)
+            PcapWriter.appendRecord(
+                to: &bytes, timestamp: 1, packet: [0x04],
+                nanoseconds: nanoseconds, bigEndian: bigEndian)
             let raw = bigEndian ? included.bigEndian : included.littleEndian
             withUnsafeBytes(of: raw) { bytes.replaceSubrange(24 + 8..<24 + 12, with: $0) }
             let (times, error) = Self.readAll(bytes)
@@ -151,17 +158,17 @@ import Testing
         (0, 9_223_372_036_855, nil),
         (3, .max, nil),
         (9, .max, 18_446_744_073_709_551),
-        (19, .max, 1_844_674),  // 10^-19 s
+        (19, .max, 1_844_674), // 10^-19 s
         (44, .max, 0),
         (45, .max, 0),
-        (0x7F, .max, 0),  // 10^-127 s
-        (0x80, 9_223_372_036_854, 9_223_372_036_854_000_000),  // 2^0 s
+        (0x7F, .max, 0), // 10^-127 s
+        (0x80, 9_223_372_036_854, 9_223_372_036_854_000_000), // 2^0 s
         (0x80, .max, nil),
         (0x80 | 20, 3 << 19, 1_500_000),
-        (0x80 | 63, .max, 1_999_999),  // 2^-63 s
+        (0x80 | 63, .max, 1_999_999), // 2^-63 s
         (0x80 | 63, 1 << 63, 1_000_000),
         (0x80 | 64, .max, 999_999),
-        (0x80 | 0x7F, .max, 0),  // 2^-127 s
+        (0x80 | 0x7F, .max, 0), // 2^-127 s
     ]
 
     @Test(arguments: [false, true])
@@ -225,8 +232,9 @@ import Testing
             let datalink = UInt32(format.dropFirst(7)) ?? 1002
             var bytes = BTSnoopWriter.fileHeader(datalink: datalink)
             for stamp in [Int64.min, 0, BTSnoopWriter.latestTimestamp] {
-                BTSnoopWriter.appendRecord(to: &bytes, timestamp: stamp, flags: 3,
-                                           packet: datalink == 1002 ? h4 : event)
+                BTSnoopWriter.appendRecord(
+                    to: &bytes, timestamp: stamp, flags: 3,
+                    packet: datalink == 1002 ? h4 : event)
             }
             return bytes
         case "pcapng":
@@ -239,20 +247,23 @@ import Testing
                 bytes += PcapngWriter.enhancedPacket(interface: interface, ticks: .max, packet: [0, 0, 0, 0] + h4)
             }
             return bytes
-        default:  // "pcap<linktype>"
+        default: // "pcap<linktype>"
             let link = UInt32(format.dropFirst(4)) ?? 187
             var bytes = PcapWriter.fileHeader(linkType: link, nanoseconds: link % 2 == 0, bigEndian: link > 250)
             for stamp in [0, Int64(UInt32.max) * 1_000_000 + 999_999] {
                 let packet = link == 187 ? h4 : [0, 0, 0, 3] + event
-                PcapWriter.appendRecord(to: &bytes, timestamp: stamp, packet: packet, nanoseconds: link % 2 == 0,
-                                        bigEndian: link > 250)
+                PcapWriter.appendRecord(
+                    to: &bytes, timestamp: stamp, packet: packet, nanoseconds: link % 2 == 0,
+                    bigEndian: link > 250)
             }
             return bytes
         }
     }
 
-    @Test(arguments: ["btsnoop1001", "btsnoop1002", "btsnoop2001", "pcap187", "pcap201", "pcap254", "pcap256",
-                      "pcap272", "pcapng"])
+    @Test(arguments: [
+        "btsnoop1001", "btsnoop1002", "btsnoop2001", "pcap187", "pcap201", "pcap254", "pcap256",
+        "pcap272", "pcapng",
+    ])
     func mutatedCapturesNeverTrap(format: String) throws {
         let original = Self.sample(format)
         #expect(Self.readAll(original).error == nil)

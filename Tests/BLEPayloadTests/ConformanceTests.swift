@@ -48,7 +48,7 @@ struct ExpectedReport: Equatable, CustomStringConvertible {
 
     init(json: [String: Any]) throws {
         guard let ts = json["ts"] as? Double, let address = json["addr"] as? String,
-              let mfr = json["mfr"] as? [[String: Any]]
+            let mfr = json["mfr"] as? [[String: Any]]
         else { throw ExpectedFileError.badLine(String(describing: json)) }
         micros = Int64((ts * 1_000_000).rounded())
         self.address = address
@@ -74,7 +74,9 @@ struct ExpectedReport: Equatable, CustomStringConvertible {
         }
     }
 
-    var description: String { "\(micros) \(address) rssi \(String(describing: rssi)) tx \(String(describing: txPower)) \(manufacturerData)" }
+    var description: String {
+        "\(micros) \(address) rssi \(String(describing: rssi)) tx \(String(describing: txPower)) \(manufacturerData)"
+    }
 }
 
 enum ExpectedFileError: Error {
@@ -140,7 +142,12 @@ struct ConformanceTests {
             } else if badCRCTimes.contains(want.micros) {
                 droppedForCRC += 1
             } else {
-                Issue.record("\(name) report \(index): Wireshark read \(want); beacond's next is \(next < kept.count ? kept[next].description : "nothing")")
+                Issue.record(
+                    """
+                    \(name) report \(index): Wireshark read \(want); beacond's next is \
+                    \(next < kept.count ? kept[next].description : "nothing")
+                    """
+                )
                 return
             }
         }
@@ -154,7 +161,9 @@ struct ConformanceTests {
     }
 
     @Test func samePacketsInDifferentContainersDecodeAlike() throws {
-        #expect(try readShared("csacca_horizon74__btsnoop_hci.log") == readShared("csacca_horizon74__btsnoop_hci.dlt201.pcap"))
+        #expect(
+            try readShared("csacca_horizon74__btsnoop_hci.log")
+                == readShared("csacca_horizon74__btsnoop_hci.dlt201.pcap"))
         #expect(try readShared("nick0451_dsp408__btsnoop_hci.log") == readShared("nick0451_dsp408__btsnoop_hci.pcapng"))
         let monitor = try readShared("darkmentorllc_Blue2thprinting__import.snoop")
         #expect(monitor == (try readShared("darkmentorllc_Blue2thprinting__import.dlt254.pcap")))

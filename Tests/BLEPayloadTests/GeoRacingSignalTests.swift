@@ -97,8 +97,11 @@ import Testing
                 let signal = try GeoRacingSignal(parsing: bytes)
                 #expect(signal.encoded() == bytes)
             } catch {
-                #expect(bytes.isEmpty || !(bytes[0] == 1 && (bytes.count == 8 || bytes.count == 9))
-                    && !(bytes[0] == 2 && bytes.count == 13))
+                #expect(
+                    bytes.isEmpty
+                        || !(bytes[0] == 1 && (bytes.count == 8 || bytes.count == 9))
+                            && !(bytes[0] == 2 && bytes.count == 13)
+                )
             }
         }
     }
@@ -126,7 +129,8 @@ import Testing
     @Test func decoderPrefersValidFrameOverEarlierRejection() {
         var builder = AdvertisingDataBuilder()
         builder.appendManufacturerData(companyID: 0x1234, payload: [0x07, 1, 2])
-        builder.appendManufacturerData(companyID: 0x1234, payload: GeoRacingSignal.circuit(zone: 1, mode: .normal, sequence: 1).encoded())
+        builder.appendManufacturerData(
+            companyID: 0x1234, payload: GeoRacingSignal.circuit(zone: 1, mode: .normal, sequence: 1).encoded())
         builder.bytes.withUnsafeBytes { raw in
             guard case .signal(let signal) = GeoRacingDecoder().decode(AdvertisingData(raw)) else {
                 Issue.record("expected the valid second frame")

@@ -76,8 +76,12 @@ import Testing
     @Test func declaredLengthMustMatch() {
         var event = Self.legacyEvent
         event[1] = 0x20
-        #expect(decodeEvent(event).outcome == .malformed(HCIEventError(offset: 1, reason: .lengthMismatch(declared: 32, actual: 15))))
-        #expect(decodeEvent([0x3E]).outcome == .malformed(HCIEventError(offset: 0, reason: .truncated(needed: 2, available: 1))))
+        #expect(
+            decodeEvent(event).outcome
+                == .malformed(HCIEventError(offset: 1, reason: .lengthMismatch(declared: 32, actual: 15))))
+        #expect(
+            decodeEvent([0x3E]).outcome
+                == .malformed(HCIEventError(offset: 0, reason: .truncated(needed: 2, available: 1))))
     }
 
     @Test func reservedLegacyEventTypeIsMalformed() {
@@ -99,10 +103,10 @@ import Testing
     @Test func decodesExtendedReportByteExact() {
         let event: [UInt8] = [
             0x3E, 0x1D, 0x0D, 0x01,
-            0x01, 0x00,  // connectable, not legacy, complete
+            0x01, 0x00, // connectable, not legacy, complete
             0x01, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
-            0x01, 0x03, 0x05,  // PHYs, SID 5
-            0xF4, 0xB5,  // TX power -12, RSSI -75
+            0x01, 0x03, 0x05, // PHYs, SID 5
+            0xF4, 0xB5, // TX power -12, RSSI -75
             0x00, 0x00,
             0x00, 0, 0, 0, 0, 0, 0,
             0x03, 0x02, 0x01, 0x06,
@@ -132,7 +136,8 @@ import Testing
     @Test func joinsFragmentsPerAddressAndSID() throws {
         var builder = AdvertisingDataBuilder()
         builder.appendManufacturerData(companyID: 0x0059, payload: [UInt8](repeating: 0xAB, count: 250))
-        builder.appendManufacturerData(companyID: 0x1234, payload: GeoRacingSignal.circuit(zone: 8, mode: .redFlag, sequence: 4).encoded())
+        builder.appendManufacturerData(
+            companyID: 0x1234, payload: GeoRacingSignal.circuit(zone: 8, mode: .redFlag, sequence: 4).encoded())
         let whole = OwnedAdvertisingReport(
             origin: .extendedReport, kind: .extended, properties: [], address: sampleAddress, rssi: -70, txPower: 4,
             sid: 2, data: builder.bytes)
@@ -186,7 +191,8 @@ import Testing
         for index in 0..<10 {
             let fragment = OwnedAdvertisingReport(
                 origin: .extendedReport, kind: .extended,
-                properties: ExtendedEventProperties(rawValue: 1 << 5), address: BluetoothAddress(rawValue: UInt64(index)),
+                properties: ExtendedEventProperties(rawValue: 1 << 5),
+                address: BluetoothAddress(rawValue: UInt64(index)),
                 rssi: -70, sid: 1, data: [1, 2, 3])
             let (reports, _) = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment]), with: &decoder)
             #expect(reports.isEmpty)
@@ -204,17 +210,22 @@ import Testing
     @Test func copiesOfADecoderReassembleIndependently() throws {
         func fragment(_ data: [UInt8], more: Bool) -> OwnedAdvertisingReport {
             OwnedAdvertisingReport(
-                origin: .extendedReport, kind: .extended, properties: ExtendedEventProperties(rawValue: more ? 1 << 5 : 0),
+                origin: .extendedReport, kind: .extended,
+                properties: ExtendedEventProperties(rawValue: more ? 1 << 5 : 0),
                 address: sampleAddress, rssi: -70, sid: 2, data: data)
         }
         var original = HCIEventDecoder()
         _ = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([1, 2], more: true)]), with: &original)
         var copy = original
         _ = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([9, 9], more: true)]), with: &copy)
-        let fromCopy = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([3], more: false)]),
-                                   with: &copy).reports
-        let fromOriginal = decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment([4], more: false)]),
-                                       with: &original).reports
+        let fromCopy = decodeEvent(
+            try HCIEventEncoder.extendedAdvertisingReport([fragment([3], more: false)]),
+            with: &copy
+        ).reports
+        let fromOriginal = decodeEvent(
+            try HCIEventEncoder.extendedAdvertisingReport([fragment([4], more: false)]),
+            with: &original
+        ).reports
         #expect(fromCopy.first?.data == [1, 2, 9, 9, 3])
         #expect(fromOriginal.first?.data == [1, 2, 4])
         #expect(original.counters.fragmentsHeld == 1)
@@ -249,7 +260,9 @@ import Testing
 
     @Test func legacyEncodeDecodeRoundTrips() async {
         let kinds = Gen.element(of: AdvertisingPDUKind.allCases.filter { $0 != .extended })
-        await propertyCheck(count: 300, input: kinds, Gen.uint64(), Gen.int8(), Gen.uint8().array(of: 0...31), Gen.int(in: 1...3)) {
+        await propertyCheck(
+            count: 300, input: kinds, Gen.uint64(), Gen.int8(), Gen.uint8().array(of: 0...31), Gen.int(in: 1...3)
+        ) {
             kind, address, rssi, data, copies in
             guard let kind else { return }
             let report = OwnedAdvertisingReport(
@@ -263,7 +276,10 @@ import Testing
     }
 
     @Test func extendedEncodeDecodeRoundTrips() async {
-        await propertyCheck(count: 300, input: Gen.uint16(in: 0...0x1F), Gen.uint64(), Gen.int8(), Gen.int8(), Gen.uint8().array(of: 0...229)) {
+        await propertyCheck(
+            count: 300, input: Gen.uint16(in: 0...0x1F), Gen.uint64(), Gen.int8(), Gen.int8(),
+            Gen.uint8().array(of: 0...229)
+        ) {
             properties, address, rssi, txPower, data in
             let props = ExtendedEventProperties(rawValue: properties)
             let report = OwnedAdvertisingReport(
@@ -279,7 +295,8 @@ import Testing
     }
 
     @Test func randomEventsNeverTrap() async {
-        await propertyCheck(count: 2000, input: Gen.uint8(in: 0...0x0F), Gen.uint8().array(of: 0...80)) { subevent, tail in
+        await propertyCheck(count: 2000, input: Gen.uint8(in: 0...0x0F), Gen.uint8().array(of: 0...80)) {
+            subevent, tail in
             let body = [[0x02, 0x0B, 0x0D][Int(subevent) % 3]] + tail
             let event = [0x3E, UInt8(body.count)] + body
             var decoder = HCIEventDecoder()

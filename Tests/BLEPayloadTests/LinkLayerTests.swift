@@ -50,9 +50,13 @@ import Testing
     }
 
     @Test func directedAdvertisingHasTargetAndNoData() {
-        let packet: [UInt8] = [0xD6, 0xBE, 0x89, 0x8E, 0x41, 0x0C, 1, 2, 3, 4, 5, 6, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66]
+        let packet: [UInt8] = [
+            0xD6, 0xBE, 0x89, 0x8E, 0x41, 0x0C, 1, 2, 3, 4, 5, 6, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+        ]
         var reports: [OwnedAdvertisingReport] = []
-        _ = packet.withUnsafeBytes { LinkLayerAdvertising.decode(packet: $0, rssi: nil, timestamp: 0) { reports.append($0.owned()) } }
+        _ = packet.withUnsafeBytes {
+            LinkLayerAdvertising.decode(packet: $0, rssi: nil, timestamp: 0) { reports.append($0.owned()) }
+        }
         #expect(reports.first?.kind == .advDirectInd)
         #expect(reports.first?.directAddress?.description == "66:55:44:33:22:11")
         #expect(reports.first?.data == [])
@@ -60,15 +64,18 @@ import Testing
 
     static func nordicRecord(flags: UInt8, packet: [UInt8], version: UInt8 = 3) -> [UInt8] {
         let payloadLength = 10 + packet.count
-        return [0x00, UInt8(payloadLength), 0x00, version, 0x87, 0xC5, 0x02, 0x0A, flags, 0x27, 0x22, 0x00, 0x00,
-                0xAC, 0xAE, 0x47, 0x36] + packet
+        return [
+            0x00, UInt8(payloadLength), 0x00, version, 0x87, 0xC5, 0x02, 0x0A, flags, 0x27, 0x22, 0x00, 0x00,
+            0xAC, 0xAE, 0x47, 0x36,
+        ] + packet
     }
 
     @Test func nordicSnifferHeaderGivesRSSIAndCRCStatus() throws {
         var capture = PcapWriter.fileHeader(linkType: 272)
         PcapWriter.appendRecord(to: &capture, timestamp: 1, packet: Self.nordicRecord(flags: 0x01, packet: Self.advInd))
         PcapWriter.appendRecord(to: &capture, timestamp: 2, packet: Self.nordicRecord(flags: 0x00, packet: Self.advInd))
-        PcapWriter.appendRecord(to: &capture, timestamp: 3, packet: Self.nordicRecord(flags: 0x01, packet: Self.advInd, version: 1))
+        PcapWriter.appendRecord(
+            to: &capture, timestamp: 3, packet: Self.nordicRecord(flags: 0x01, packet: Self.advInd, version: 1))
         let (reports, extractor) = try extractReports(capture)
         #expect(reports.count == 1)
         #expect(reports.first?.rssi == -34)
@@ -87,13 +94,17 @@ import Testing
         corrupted[14] ^= 0x01
         var capture = PcapWriter.fileHeader(linkType: 256)
         // Signal power valid; CRC checked and valid.
-        PcapWriter.appendRecord(to: &capture, timestamp: 1, packet: Self.phdrRecord(flags: 0x0C03, signal: -50, packet: Self.advInd))
+        PcapWriter.appendRecord(
+            to: &capture, timestamp: 1, packet: Self.phdrRecord(flags: 0x0C03, signal: -50, packet: Self.advInd))
         // CRC checked and invalid: dropped even though the bytes are fine.
-        PcapWriter.appendRecord(to: &capture, timestamp: 2, packet: Self.phdrRecord(flags: 0x0403, signal: -50, packet: Self.advInd))
+        PcapWriter.appendRecord(
+            to: &capture, timestamp: 2, packet: Self.phdrRecord(flags: 0x0403, signal: -50, packet: Self.advInd))
         // CRC not checked by the sniffer: beacond checks it; this one is corrupted.
-        PcapWriter.appendRecord(to: &capture, timestamp: 3, packet: Self.phdrRecord(flags: 0x0001, signal: -50, packet: corrupted))
+        PcapWriter.appendRecord(
+            to: &capture, timestamp: 3, packet: Self.phdrRecord(flags: 0x0001, signal: -50, packet: corrupted))
         // Not checked, intact, no signal power.
-        PcapWriter.appendRecord(to: &capture, timestamp: 4, packet: Self.phdrRecord(flags: 0x0001, signal: -50, packet: Self.advInd))
+        PcapWriter.appendRecord(
+            to: &capture, timestamp: 4, packet: Self.phdrRecord(flags: 0x0001, signal: -50, packet: Self.advInd))
         let (reports, extractor) = try extractReports(capture)
         #expect(reports.map(\.timestamp) == [1, 4])
         #expect(reports.map(\.rssi) == [-50, nil])

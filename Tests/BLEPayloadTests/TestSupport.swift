@@ -68,7 +68,9 @@ struct PcapngBuilder {
     }
 
     mutating func simplePacket(_ packet: [UInt8]) {
-        block(type: 3, body: u32(UInt32(packet.count)) + packet + [UInt8](repeating: 0, count: (4 - packet.count % 4) % 4))
+        block(
+            type: 3, body: u32(UInt32(packet.count)) + packet + [UInt8](repeating: 0, count: (4 - packet.count % 4) % 4)
+        )
     }
 
     mutating func customBlock() {

@@ -75,9 +75,13 @@ package final class BlueZMockBus: @unchecked Sendable {
         try process.run()
         bus = process
         let socketPath = socketPath
-        guard await waitUntil(within: 5, every: .milliseconds(10), {
-            FileManager.default.fileExists(atPath: socketPath)
-        }) else {
+        guard
+            await waitUntil(
+                within: 5, every: .milliseconds(10),
+                {
+                    FileManager.default.fileExists(atPath: socketPath)
+                })
+        else {
             throw TestSupportError("dbus-daemon did not create \(socketPath)")
         }
     }
@@ -94,7 +98,8 @@ package final class BlueZMockBus: @unchecked Sendable {
     package func startBlueZ(parameters: String? = nil) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.python())
-        process.arguments = ["-m", "dbusmock", "--template", "bluez5", "-l", directory + "/mock.log"]
+        process.arguments =
+            ["-m", "dbusmock", "--template", "bluez5", "-l", directory + "/mock.log"]
             + (parameters.map { ["-p", $0] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
@@ -133,18 +138,23 @@ package final class BlueZMockBus: @unchecked Sendable {
 
     /// Calls a method and returns the reply's arguments.
     @discardableResult
-    package func call(_ destination: String, _ path: String, _ interface: String, _ member: String,
-              _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-        let message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface,
-                                                 member: member, arguments: arguments)
+    package func call(
+        _ destination: String, _ path: String, _ interface: String, _ member: String,
+        _ arguments: [DBusValue] = []
+    ) throws -> [DBusValue] {
+        let message = try DBusMessage.methodCall(
+            destination: destination, path: path, interface: interface,
+            member: member, arguments: arguments)
         let reply = try control().call(message, timeout: 5000)
         var reader = reply.reader
         return try reader.values()
     }
 
     package func blueZOwner() throws -> String? {
-        try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-                 [.string("org.bluez")]).first?.text
+        try call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+            [.string("org.bluez")]
+        ).first?.text
     }
 
     @discardableResult
@@ -159,16 +169,21 @@ package final class BlueZMockBus: @unchecked Sendable {
 
     @discardableResult
     package func addDevice(_ address: String, adapter: String = "hci0") throws -> String {
-        try call("org.bluez", "/", "org.bluez.Mock", "AddDevice",
-                 [.string(adapter), .string(address), .string("beacon")])
-            .first?.text ?? ""
+        try call(
+            "org.bluez", "/", "org.bluez.Mock", "AddDevice",
+            [.string(adapter), .string(address), .string("beacon")]
+        )
+        .first?.text ?? ""
     }
 
     /// Sets properties on a mock object; the mock emits PropertiesChanged with them.
-    package func update(_ path: String, interface: String = "org.bluez.Device1",
-                        _ properties: KeyValuePairs<String, DBusValue>) throws {
-        try call("org.bluez", path, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                 [.string(interface), .properties(properties)])
+    package func update(
+        _ path: String, interface: String = "org.bluez.Device1",
+        _ properties: KeyValuePairs<String, DBusValue>
+    ) throws {
+        try call(
+            "org.bluez", path, "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [.string(interface), .properties(properties)])
     }
 
     /// The mock's method-call log for the object at `path`: (method, arguments).
@@ -185,8 +200,9 @@ package final class BlueZMockBus: @unchecked Sendable {
     /// What a beacon's advertisement does to its Device1 object: new ManufacturerData
     /// (company 0x1234) and RSSI, in one PropertiesChanged.
     package func advertise(_ path: String, frame: [UInt8], rssi: Int16) throws {
-        let data = DBusValue.dictionary(key: "q", value: "v",
-                                        [DBusDictEntry(key: .uint16(0x1234), value: .variant(.bytes(frame)))])
+        let data = DBusValue.dictionary(
+            key: "q", value: "v",
+            [DBusDictEntry(key: .uint16(0x1234), value: .variant(.bytes(frame)))])
         try update(path, ["ManufacturerData": data, "RSSI": .int16(rssi)])
     }
 
@@ -197,7 +213,8 @@ package final class BlueZMockBus: @unchecked Sendable {
 
     /// The unique names on the bus other than ours and the mock's: the backend under test.
     package func otherClients() throws -> [String] {
-        let names = try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ListNames")
+        let names =
+            try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ListNames")
             .first?.elements?.compactMap(\.text) ?? []
         let excluded: Set<String> = [try control().uniqueName, try blueZOwner() ?? "", "org.freedesktop.DBus"]
         return names.filter { $0.hasPrefix(":") && !excluded.contains($0) }

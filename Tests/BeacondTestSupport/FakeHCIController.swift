@@ -1,5 +1,5 @@
-import BeacondCore
 import BLEPayload
+import BeacondCore
 import Glibc
 import Logging
 import Synchronization
@@ -106,8 +106,11 @@ package final class FakeController: @unchecked Sendable {
                     if opcode == HCIOpcode.leReadLocalSupportedFeatures { returned += script.leFeatures }
                     if opcode == HCIOpcode.readLocalSupportedCommands { returned += script.supportedCommands }
                 }
-                inject([HCIRawSocket.eventPacket, HCIEventCode.commandComplete, UInt8(3 + returned.count), 1,
-                        buffer[1], buffer[2]] + returned)
+                inject(
+                    [
+                        HCIRawSocket.eventPacket, HCIEventCode.commandComplete, UInt8(3 + returned.count), 1,
+                        buffer[1], buffer[2],
+                    ] + returned)
             }
         }
     }
@@ -115,8 +118,9 @@ package final class FakeController: @unchecked Sendable {
     // MARK: Events
 
     package static func report(_ address: UInt64, rssi: Int8 = -60, data: [UInt8]) -> OwnedAdvertisingReport {
-        OwnedAdvertisingReport(kind: .advNonconnInd, address: BluetoothAddress(rawValue: address), rssi: rssi,
-                               data: data)
+        OwnedAdvertisingReport(
+            kind: .advNonconnInd, address: BluetoothAddress(rawValue: address), rssi: rssi,
+            data: data)
     }
 
     package static func legacyEvent(_ reports: [OwnedAdvertisingReport]) -> [UInt8] {

@@ -1,5 +1,5 @@
-import BeacondCore
 import BLEPayload
+import BeacondCore
 import Logging
 import Synchronization
 
@@ -52,8 +52,10 @@ package final class RecordingSink: AdvertisementSink {
 
     /// Waits for a state change to `wanted` after the first `index` changes, whose detail
     /// contains `text` and satisfies `detail`.
-    package func waitForState(_ wanted: ScannerStatus.State, containing text: String = "", after index: Int = 0,
-                              within seconds: Double = 5, detail: (String) -> Bool = { _ in true }) async -> Bool {
+    package func waitForState(
+        _ wanted: ScannerStatus.State, containing text: String = "", after index: Int = 0,
+        within seconds: Double = 5, detail: (String) -> Bool = { _ in true }
+    ) async -> Bool {
         await waitUntil(within: seconds) {
             state.withLock {
                 $0.states.dropFirst(index).contains {

@@ -30,15 +30,18 @@ package enum RemoteTestTools {
 
     /// A self-signed certificate for 127.0.0.1 (a CA for itself): (certificate, key) paths.
     package static func selfSignedCertificate(in directory: String, name: String) throws
-        -> (cert: String, key: String) {
+        -> (cert: String, key: String)
+    {
         let cert = directory + "/\(name).pem"
         let key = directory + "/\(name)-key.pem"
-        try run(openssl, [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=beacond test venue",
-            "-addext", "subjectAltName=IP:127.0.0.1",
-            "-addext", "basicConstraints=critical,CA:TRUE",
-        ])
+        try run(
+            openssl,
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=beacond test venue",
+                "-addext", "subjectAltName=IP:127.0.0.1",
+                "-addext", "basicConstraints=critical,CA:TRUE",
+            ])
         return (cert, key)
     }
 
@@ -96,7 +99,8 @@ package final class RemoteAPIServer {
             line.append(data)
         }
         guard let text = String(data: line, encoding: .utf8),
-              let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             throw TestSupportError("the test server did not start")

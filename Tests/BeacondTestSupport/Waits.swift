@@ -6,8 +6,10 @@ import Glibc
 /// condition holds). The async form sleeps with `Task.sleep`, so a waiting test never blocks a
 /// cooperative thread other tests need; the blocking form is for tests that already run outside
 /// Swift concurrency (threads, or the end-to-end tests' synchronous process handling).
-package func waitUntil(within seconds: Double = 5, every interval: Duration = .milliseconds(1),
-                       _ condition: () -> Bool) async -> Bool {
+package func waitUntil(
+    within seconds: Double = 5, every interval: Duration = .milliseconds(1),
+    _ condition: () -> Bool
+) async -> Bool {
     let deadline = MonotonicClock.micros() + Int64(seconds * 1_000_000)
     while !condition() {
         if MonotonicClock.micros() >= deadline { return condition() }
@@ -17,8 +19,10 @@ package func waitUntil(within seconds: Double = 5, every interval: Duration = .m
 }
 
 /// The blocking form of `waitUntil`: polls every `intervalMicros` on the calling thread.
-package func blockingWaitUntil(within seconds: Double = 5, intervalMicros: UInt32 = 10_000,
-                               _ condition: () -> Bool) -> Bool {
+package func blockingWaitUntil(
+    within seconds: Double = 5, intervalMicros: UInt32 = 10_000,
+    _ condition: () -> Bool
+) -> Bool {
     let deadline = MonotonicClock.micros() + Int64(seconds * 1_000_000)
     while !condition() {
         if MonotonicClock.micros() >= deadline { return condition() }
@@ -28,8 +32,10 @@ package func blockingWaitUntil(within seconds: Double = 5, intervalMicros: UInt3
 }
 
 /// The value `produce` returns first within `seconds`, or nil: for waits whose answer is a value.
-package func waitForValue<Value>(within seconds: Double = 5, every interval: Duration = .milliseconds(1),
-                                 _ produce: () -> Value?) async -> Value? {
+package func waitForValue<Value>(
+    within seconds: Double = 5, every interval: Duration = .milliseconds(1),
+    _ produce: () -> Value?
+) async -> Value? {
     var value: Value?
     _ = await waitUntil(within: seconds, every: interval) {
         value = produce()

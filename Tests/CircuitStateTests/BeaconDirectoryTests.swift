@@ -8,8 +8,9 @@ import Testing
         let red = GeoRacingSignal.circuit(zone: 3, mode: .redFlag, sequence: 7)
         directory.record(red, address: address(1), rssi: -60, txPower: nil, outcome: .inserted, at: 1 * second)
         directory.record(red, address: address(1), rssi: -62, txPower: -4, outcome: .refreshed, at: 2 * second)
-        directory.record(.circuit(zone: 9, mode: .normal, sequence: 1), address: address(2), rssi: -95, txPower: nil,
-                         outcome: .filtered(.rssi), at: 3 * second)
+        directory.record(
+            .circuit(zone: 9, mode: .normal, sequence: 1), address: address(2), rssi: -95, txPower: nil,
+            outcome: .filtered(.rssi), at: 3 * second)
         #expect(directory.count == 2)
         let recent = directory.recent
         #expect(recent.map(\.key) == [.circuit(zone: 9, address: address(2)), .circuit(zone: 3, address: address(1))])
@@ -25,8 +26,9 @@ import Testing
     @Test func forgetsTheLeastRecentlyHeardPastItsCapacity() {
         var directory = BeaconDirectory(capacity: 3)
         for index in 0..<5 {
-            directory.record(.circuit(zone: 1, mode: .normal, sequence: 1), address: address(UInt64(index)), rssi: -50,
-                             txPower: nil, outcome: .inserted, at: Int64(index) * second)
+            directory.record(
+                .circuit(zone: 1, mode: .normal, sequence: 1), address: address(UInt64(index)), rssi: -50,
+                txPower: nil, outcome: .inserted, at: Int64(index) * second)
         }
         #expect(directory.count == 3)
         #expect(directory.forgotten == 2)
@@ -35,10 +37,12 @@ import Testing
 
     @Test func olderAndRefusedFramesAreNamed() {
         var directory = BeaconDirectory()
-        directory.record(.circuit(zone: 1, mode: .normal, sequence: 1), address: address(1), rssi: nil, txPower: nil,
-                         outcome: .ignoredOlder, at: 0)
-        directory.record(.staff(sourceID: 5, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address: address(1),
-                         rssi: nil, txPower: nil, outcome: .refused, at: 0)
+        directory.record(
+            .circuit(zone: 1, mode: .normal, sequence: 1), address: address(1), rssi: nil, txPower: nil,
+            outcome: .ignoredOlder, at: 0)
+        directory.record(
+            .staff(sourceID: 5, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address: address(1),
+            rssi: nil, txPower: nil, outcome: .refused, at: 0)
         #expect(Set(directory.recent.compactMap(\.rejection)) == ["older", "table_full"])
     }
 

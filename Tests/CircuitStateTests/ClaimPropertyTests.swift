@@ -19,8 +19,9 @@ private let spoofedFrames = zip(
     Gen.int(in: -2_000...40_000), Gen.int(in: 0...4), Gen.int(in: 0...65535), Gen.int(in: 0...4),
     Gen.int(in: 0...255), Gen.int(in: -95...(-20)).optional, Gen.int(in: 0...3)
 ).map { offset, choice, sequence, mode, ttl, rssi, zone in
-    SpoofedFrame(offset: offset, sequenceChoice: choice, sequence: UInt16(sequence), mode: UInt8(mode),
-                 ttl: choice == 4 ? 0 : UInt8(ttl), rssi: rssi.map { Int8($0) }, zone: UInt16(zone))
+    SpoofedFrame(
+        offset: offset, sequenceChoice: choice, sequence: UInt16(sequence), mode: UInt8(mode),
+        ttl: choice == 4 ? 0 : UInt8(ttl), rssi: rssi.map { Int8($0) }, zone: UInt16(zone))
 }
 
 @Suite struct ClaimPropertyTests {
@@ -55,20 +56,27 @@ private let spoofedFrames = zip(
                 time += Int64(gap) * 1_000
                 if bumps && !realTimes.isEmpty { sequence &+= 1 }
                 realTimes.append(time)
-                inputs.append((time, .beacon(frame(sequence: sequence, mode: mode, ttl: ttl, zone: 3), sender,
-                                             rssi: -60)))
+                inputs.append(
+                    (
+                        time,
+                        .beacon(
+                            frame(sequence: sequence, mode: mode, ttl: ttl, zone: 3), sender,
+                            rssi: -60)
+                    ))
             }
             let start = realTimes[0]
             let end = realTimes[realTimes.count - 1]
             for spoof in spoofs {
-                let spoofSequence: UInt16 = switch spoof.sequenceChoice {
-                case 0: UInt16(firstSequence) &+ 1
-                case 1: UInt16(firstSequence) &- 1
-                case 2: UInt16(firstSequence)
-                default: spoof.sequence
-                }
-                let signal = frame(sequence: spoofSequence, mode: GeoRacingMode(rawValue: spoof.mode), ttl: spoof.ttl,
-                                   zone: spoof.zone)
+                let spoofSequence: UInt16 =
+                    switch spoof.sequenceChoice {
+                    case 0: UInt16(firstSequence) &+ 1
+                    case 1: UInt16(firstSequence) &- 1
+                    case 2: UInt16(firstSequence)
+                    default: spoof.sequence
+                    }
+                let signal = frame(
+                    sequence: spoofSequence, mode: GeoRacingMode(rawValue: spoof.mode), ttl: spoof.ttl,
+                    zone: spoof.zone)
                 inputs.append((start + Int64(spoof.offset) * 1_000 + 1, .beacon(signal, sender, rssi: spoof.rssi)))
             }
 
@@ -76,8 +84,9 @@ private let spoofedFrames = zip(
             let states = drive(&engine, inputs)
             let severity = TrackMode(mode)?.severity ?? 0
             for state in states where state.time >= start && state.time <= end {
-                #expect((state.mode?.severity ?? -1) >= severity,
-                        "at \(state.time - start) us: \(state.mode?.rawValue ?? "unknown") below \(mode)")
+                #expect(
+                    (state.mode?.severity ?? -1) >= severity,
+                    "at \(state.time - start) us: \(state.mode?.rawValue ?? "unknown") below \(mode)")
             }
         }
     }

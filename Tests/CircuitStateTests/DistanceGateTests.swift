@@ -26,8 +26,9 @@ import Testing
         // +10 dBm means P1m −31: the same RSSI looks farther away, never nearer.
         var engine = FusionEngine(configuration: gated)
         #expect(engine.circuit(.redFlag, rssi: -80, txPower: nil, at: 0) == .inserted)
-        #expect(engine.circuit(zone: 2, .redFlag, from: address(2), rssi: -80, txPower: 10, at: 0)
-            == .filtered(.distance))
+        #expect(
+            engine.circuit(zone: 2, .redFlag, from: address(2), rssi: -80, txPower: 10, at: 0)
+                == .filtered(.distance))
     }
 
     @Test func aConfiguredP1mIsUsedForEveryBeacon() throws {

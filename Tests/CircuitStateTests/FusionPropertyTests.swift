@@ -87,7 +87,11 @@ private let remotes = zip(Gen.int(in: 0...(remoteNames.count)), Gen.int(in: 0...
                 probedTimeline += probed.evaluateDeadlines(before: time)
                 var isProbe = false
                 while index < probeInputs.count, probeInputs[index].time == time {
-                    if let input = probeInputs[index].input { input.apply(to: &probed, at: time) } else { isProbe = true }
+                    if let input = probeInputs[index].input {
+                        input.apply(to: &probed, at: time)
+                    } else {
+                        isProbe = true
+                    }
                     index += 1
                 }
                 let state = probed.evaluate(at: time)
@@ -133,7 +137,8 @@ private let remotes = zip(Gen.int(in: 0...(remoteNames.count)), Gen.int(in: 0...
 
     @Test func floodsKeepTheTableBoundedAndTheRealRedFlag() async {
         await propertyCheck(
-            count: 100, input: Gen.int(in: 1...8), zip(Gen.int(in: 0...2), Gen.int(in: -90...(-30)), Gen.int(in: 0...1))
+            count: 100, input: Gen.int(in: 1...8),
+            zip(Gen.int(in: 0...2), Gen.int(in: -90...(-30)), Gen.int(in: 0...1))
                 .array(of: 0...200)
         ) { maxEntries, flood in
             var engine = FusionEngine(configuration: FusionConfiguration(maxEntries: maxEntries))
@@ -142,8 +147,9 @@ private let remotes = zip(Gen.int(in: 0...(remoteNames.count)), Gen.int(in: 0...
             for (index, (mode, rssi, staff)) in flood.enumerated() {
                 let spoof = BluetoothAddress(rawValue: 0x5000_0000_0000 + UInt64(index))
                 if staff == 1 {
-                    engine.staff(source: UInt32(index), .init(rawValue: UInt8(mode)), ttl: 120, from: spoof,
-                                 rssi: Int8(rssi), at: Int64(index))
+                    engine.staff(
+                        source: UInt32(index), .init(rawValue: UInt8(mode)), ttl: 120, from: spoof,
+                        rssi: Int8(rssi), at: Int64(index))
                 } else {
                     engine.circuit(zone: 1, modes[mode], ttl: 120, from: spoof, rssi: Int8(rssi), at: Int64(index))
                 }

@@ -33,10 +33,11 @@ import Testing
         #expect(engine.staff(source: 7, zone: 2, .safetyCar, sequence: 2, from: address(1), at: 2) == .replaced)
         #expect(engine.circuit(zone: 7, .normal, sequence: 1, from: address(1), at: 3) == .inserted)
         let keys = Set(engine.activeKeys(at: 3))
-        #expect(keys == [
-            .staff(sourceID: 7, address: address(1)), .staff(sourceID: 7, address: address(2)),
-            .circuit(zone: 7, address: address(1)),
-        ])
+        #expect(
+            keys == [
+                .staff(sourceID: 7, address: address(1)), .staff(sourceID: 7, address: address(2)),
+                .circuit(zone: 7, address: address(1)),
+            ])
         let afterHold = 2 + FusionConfiguration.defaultDeescalationHold
         _ = engine.evaluate(at: afterHold)
         let moved = engine.activeOverrides(at: afterHold).first { $0.key == .staff(sourceID: 7, address: address(1)) }

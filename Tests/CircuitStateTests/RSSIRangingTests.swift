@@ -105,7 +105,8 @@ import Testing
         let expected = RSSIRanging.rssi(atDistance: 2, referencePower: -59, pathLossExponent: 2.7)
         let offsets: [Double] = [0, -1, 1, -18, 0, 2, -2, -21]
         for (index, offset) in offsets.enumerated() {
-            engine.circuit(.redFlag, sequence: UInt16(index), rssi: Int8((expected + offset).rounded()), at: Int64(index))
+            engine.circuit(
+                .redFlag, sequence: UInt16(index), rssi: Int8((expected + offset).rounded()), at: Int64(index))
         }
         let override = try #require(engine.activeOverrides(at: 8).first)
         let distance = try #require(override.distance)

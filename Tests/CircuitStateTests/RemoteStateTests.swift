@@ -111,8 +111,9 @@ import Testing
     @Test func restoredStateIsLastKnownNeverFresh() {
         var engine = FusionEngine()
         let now = 1_000 * second
-        engine.restoreRemote(RemoteSnapshot(mode: "YELLOW", message: "Debris"), fetchedAt: now - 2 * second,
-                             latchedSnapshot: nil, at: now)
+        engine.restoreRemote(
+            RemoteSnapshot(mode: "YELLOW", message: "Debris"), fetchedAt: now - 2 * second,
+            latchedSnapshot: nil, at: now)
         let state = engine.evaluate(at: now)
         #expect(state.decision == .undecided)
         #expect(state.remote?.isRestored == true)
@@ -151,7 +152,8 @@ import Testing
             var engine = FusionEngine(configuration: FusionConfiguration(policy: policy))
             engine.remoteFetched(RemoteSnapshot(mode: "EVACUATION"), at: 0)
             engine.circuit(.redFlag, ttl: 100, at: 50 * second)
-            #expect(engine.evaluate(at: 50 * second).decision == Decision(mode: .evacuation, source: .remote, zone: nil))
+            #expect(
+                engine.evaluate(at: 50 * second).decision == Decision(mode: .evacuation, source: .remote, zone: nil))
         }
     }
 }

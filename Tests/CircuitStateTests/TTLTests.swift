@@ -92,10 +92,12 @@ import Testing
 
     @Test func aRefreshAtTheExpiryInstantDoesNotFlicker() {
         var engine = FusionEngine()
-        let states = drive(&engine, [
-            (0, .beacon(.circuit(zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), rssi: -60)),
-            (10 * second, .beacon(.circuit(zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), rssi: -60)),
-        ])
+        let states = drive(
+            &engine,
+            [
+                (0, .beacon(.circuit(zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), rssi: -60)),
+                (10 * second, .beacon(.circuit(zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), rssi: -60)),
+            ])
         #expect(states.map(\.time) == [0, 10 * second, 20 * second])
         #expect(states.map(\.mode) == [.redFlag, .redFlag, nil])
         #expect(states.map(\.changed) == [true, false, true])

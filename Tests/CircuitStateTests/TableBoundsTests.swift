@@ -14,7 +14,8 @@ import Testing
         }
         #expect(inserted == 4096)
         #expect(engine.overrideCount == 4096)
-        #expect(engine.circuit(zone: 1, .redFlag, from: BluetoothAddress(rawValue: 0x7000_0000_0000), at: 0) == .refused)
+        #expect(
+            engine.circuit(zone: 1, .redFlag, from: BluetoothAddress(rawValue: 0x7000_0000_0000), at: 0) == .refused)
         #expect(engine.overrideCount == 4096)
     }
 
@@ -26,8 +27,9 @@ import Testing
         var largest = 0
         for index in 1...100_000 {
             let spoof = BluetoothAddress(rawValue: 0x5000_0000_0000 + UInt64(index))
-            engine.circuit(zone: UInt16(truncatingIfNeeded: index), modes[index % 3], sequence: UInt16(truncatingIfNeeded: index),
-                           ttl: 120, from: spoof, rssi: -30, at: Int64(index))
+            engine.circuit(
+                zone: UInt16(truncatingIfNeeded: index), modes[index % 3], sequence: UInt16(truncatingIfNeeded: index),
+                ttl: 120, from: spoof, rssi: -30, at: Int64(index))
             largest = max(largest, engine.overrideCount)
         }
         #expect(largest == 4096)

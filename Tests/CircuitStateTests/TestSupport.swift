@@ -14,8 +14,9 @@ extension FusionEngine {
         from sender: BluetoothAddress = address(1), rssi: Int8? = -60, txPower: Int8? = nil, temperature: Int8? = nil,
         at time: Int64
     ) -> IngestOutcome {
-        ingest(.circuit(zone: zone, mode: mode, sequence: sequence, ttl: ttl, temperature: temperature),
-               address: sender, rssi: rssi, txPower: txPower, at: time)
+        ingest(
+            .circuit(zone: zone, mode: mode, sequence: sequence, ttl: ttl, temperature: temperature),
+            address: sender, rssi: rssi, txPower: txPower, at: time)
     }
 
     @discardableResult
@@ -23,8 +24,9 @@ extension FusionEngine {
         source: UInt32, zone: UInt16 = 1, _ mode: GeoRacingMode, sequence: UInt16 = 1, ttl: UInt8 = 10,
         from sender: BluetoothAddress = address(1), rssi: Int8? = -60, at time: Int64
     ) -> IngestOutcome {
-        ingest(.staff(sourceID: source, zone: zone, mode: mode, sequence: sequence, ttl: ttl),
-               address: sender, rssi: rssi, at: time)
+        ingest(
+            .staff(sourceID: source, zone: zone, mode: mode, sequence: sequence, ttl: ttl),
+            address: sender, rssi: rssi, at: time)
     }
 
     /// The published state right after `time`, with nothing else changed.

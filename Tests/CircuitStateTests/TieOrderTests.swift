@@ -15,50 +15,59 @@ import Testing
     }
 
     @Test func higherSeverityWinsOverStrongerSignal() {
-        let result = winners((.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), -85),
-                             (.circuit(zone: 1, mode: .safetyCar, sequence: 1), address(2), -30))
+        let result = winners(
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), -85),
+            (.circuit(zone: 1, mode: .safetyCar, sequence: 1), address(2), -30))
         #expect(result == [.circuit(zone: 1, address: address(1)), .circuit(zone: 1, address: address(1))])
     }
 
     @Test func strongerLatestRSSIWins() {
-        let result = winners((.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), -70),
-                             (.circuit(zone: 9, mode: .redFlag, sequence: 1), address(2), -50))
+        let result = winners(
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), -70),
+            (.circuit(zone: 9, mode: .redFlag, sequence: 1), address(2), -50))
         #expect(result == [.circuit(zone: 9, address: address(2)), .circuit(zone: 9, address: address(2))])
     }
 
     @Test func aMissingRSSIIsTheWeakest() {
-        let result = winners((.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), nil),
-                             (.circuit(zone: 9, mode: .redFlag, sequence: 1), address(2), -90))
+        let result = winners(
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), nil),
+            (.circuit(zone: 9, mode: .redFlag, sequence: 1), address(2), -90))
         #expect(result == [.circuit(zone: 9, address: address(2)), .circuit(zone: 9, address: address(2))])
     }
 
     @Test func thenTheLowerZone() {
-        let result = winners((.circuit(zone: 2, mode: .redFlag, sequence: 1), address(1), -60),
-                             (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(2), -60))
+        let result = winners(
+            (.circuit(zone: 2, mode: .redFlag, sequence: 1), address(1), -60),
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(2), -60))
         #expect(result == [.circuit(zone: 1, address: address(2)), .circuit(zone: 1, address: address(2))])
     }
 
     @Test func thenCircuitBeaconsBeforeStaff() {
-        let result = winners((.staff(sourceID: 0, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), -60),
-                             (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(2), -60))
+        let result = winners(
+            (.staff(sourceID: 0, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), -60),
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(2), -60))
         #expect(result == [.circuit(zone: 1, address: address(2)), .circuit(zone: 1, address: address(2))])
     }
 
     @Test func thenTheLowerSourceID() {
-        let result = winners((.staff(sourceID: 9, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), -60),
-                             (.staff(sourceID: 5, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(2), -60))
+        let result = winners(
+            (.staff(sourceID: 9, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(1), -60),
+            (.staff(sourceID: 5, zone: 1, mode: .redFlag, sequence: 1, ttl: 10), address(2), -60))
         #expect(result == [.staff(sourceID: 5, address: address(2)), .staff(sourceID: 5, address: address(2))])
     }
 
     @Test func thenTheLowerAddress() {
-        let result = winners((.circuit(zone: 1, mode: .redFlag, sequence: 1), address(2), -60),
-                             (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), -60))
+        let result = winners(
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(2), -60),
+            (.circuit(zone: 1, mode: .redFlag, sequence: 1), address(1), -60))
         #expect(result == [.circuit(zone: 1, address: address(1)), .circuit(zone: 1, address: address(1))])
     }
 
     @Test func distanceNeverBreaksTies() {
         var engine = FusionEngine()
-        for sequence in UInt16(1)...7 { engine.circuit(zone: 1, .redFlag, sequence: sequence, from: address(1), rssi: -40, at: 0) }
+        for sequence in UInt16(1)...7 {
+            engine.circuit(zone: 1, .redFlag, sequence: sequence, from: address(1), rssi: -40, at: 0)
+        }
         engine.circuit(zone: 1, .redFlag, sequence: 8, from: address(1), rssi: -80, at: 0)
         engine.circuit(zone: 1, .redFlag, sequence: 1, from: address(2), rssi: -70, at: 0)
         let overrides = engine.activeOverrides(at: 0)

@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
@@ -7,6 +6,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BeacondCore
 
 /// The sinks live backends feed: the daemon's (decode, batch, hand to the hub) and `scan`'s (print).
 @Suite struct AdvertisementSinkTests {
@@ -18,10 +19,11 @@ import Testing
         _ ad: [UInt8], address: BluetoothAddress = address, rssi: Int8? = -60, _ body: (AdvertisingReport) -> Void
     ) {
         ad.withUnsafeBytes { bytes in
-            body(AdvertisingReport(
-                timestamp: 1_790_000_000_000_000, origin: .legacyReport, kind: .advNonconnInd,
-                properties: ExtendedEventProperties(legacy: .advNonconnInd), addressType: .randomDevice,
-                address: address, rssi: rssi, data: AdvertisingData(bytes)))
+            body(
+                AdvertisingReport(
+                    timestamp: 1_790_000_000_000_000, origin: .legacyReport, kind: .advNonconnInd,
+                    properties: ExtendedEventProperties(legacy: .advNonconnInd), addressType: .randomDevice,
+                    address: address, rssi: rssi, data: AdvertisingData(bytes)))
         }
     }
 
@@ -38,8 +40,9 @@ import Testing
         let sink: HubAdvertisementSink
 
         init() throws {
-            hub = TrackStateHub(eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
-                                backend: "hci", logger: Logger(label: "test"))
+            hub = TrackStateHub(
+                eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
+                backend: "hci", logger: Logger(label: "test"))
             sink = HubAdvertisementSink(hub: hub, decoder: GeoRacingDecoder())
             try hub.eventLoop.submit { [hub] in hub.start(checkClockEvery: nil) }.wait()
         }
@@ -72,8 +75,10 @@ import Testing
         #expect(try fixture.onLoop { $0.counters.signals } == 0)
         fixture.sink.flush()
         let (signals, rejected, mode, source, override) = try fixture.onLoop { hub in
-            (hub.counters.signals, hub.counters.rejectedFrames, hub.latest.decision.modeName, hub.latest.source,
-             hub.engine.activeOverrides(at: received).first)
+            (
+                hub.counters.signals, hub.counters.rejectedFrames, hub.latest.decision.modeName, hub.latest.source,
+                hub.engine.activeOverrides(at: received).first
+            )
         }
         #expect(signals == 1)
         #expect(rejected == 1)

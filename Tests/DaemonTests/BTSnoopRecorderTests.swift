@@ -1,10 +1,11 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import Foundation
 import Glibc
 import Logging
 import Testing
+
+@testable import BeacondCore
 
 /// Reading recordings back, as `beacond replay` does.
 enum HCIRecordingFiles {
@@ -93,10 +94,11 @@ struct BTSnoopTestFailure: Error, CustomStringConvertible {
         #expect(recorder.records == 2)
         let bytes = try #require(FileManager.default.contents(atPath: path))
         #expect(Array(bytes.prefix(16)) == BTSnoopWriter.fileHeader(datalink: 1002))
-        #expect(try HCIRecordingFiles.records(path) == [
-            HCIRecordingFiles.Record(flags: 0x2, timestamp: Self.start, bytes: command),
-            HCIRecordingFiles.Record(flags: 0x3, timestamp: Self.start + 1_500, bytes: [0x04] + event),
-        ])
+        #expect(
+            try HCIRecordingFiles.records(path) == [
+                HCIRecordingFiles.Record(flags: 0x2, timestamp: Self.start, bytes: command),
+                HCIRecordingFiles.Record(flags: 0x3, timestamp: Self.start + 1_500, bytes: [0x04] + event),
+            ])
         #expect(try HCIRecordingFiles.reportAddresses(path) == [0xB1])
         // The same bytes BTSnoopWriter produces.
         var expected = BTSnoopWriter.fileHeader(datalink: 1002)
@@ -185,7 +187,8 @@ struct BTSnoopTestFailure: Error, CustomStringConvertible {
 
     @Test func aPathThatCannotBeOpenedIsAStartError() {
         #expect(throws: BTSnoopRecorderError.self) {
-            _ = try BTSnoopRecorder(path: "/nonexistent-dir/x.btsnoop", maxBytes: 1000, keep: 1, logger: HCITestLogger.quiet)
+            _ = try BTSnoopRecorder(
+                path: "/nonexistent-dir/x.btsnoop", maxBytes: 1000, keep: 1, logger: HCITestLogger.quiet)
         }
     }
 }

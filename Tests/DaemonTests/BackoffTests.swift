@@ -1,5 +1,6 @@
-@testable import BeacondCore
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct BackoffTests {
     @Test func doublesFromTheFloorUpToTheCap() {

@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import Glibc
 import Synchronization
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct BlockingThreadBridgeTests {
     struct LoopFailed: Error, Equatable {}

@@ -1,12 +1,14 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Testing
+
+@testable import BeacondCore
 
 /// The libdbus iterator wrappers, on messages built in memory (no bus needed).
 @Suite struct BlueZDBusValueTests {
     static func message(_ arguments: [DBusValue]) throws -> DBusMessage {
-        try DBusMessage.methodCall(destination: "org.example", path: "/org/example", interface: "org.example.Test",
-                                   member: "Echo", arguments: arguments)
+        try DBusMessage.methodCall(
+            destination: "org.example", path: "/org/example", interface: "org.example.Test",
+            member: "Echo", arguments: arguments)
     }
 
     @Test func valuesRoundTrip() throws {
@@ -14,7 +16,8 @@ import Testing
             .byte(7), .boolean(true), .int16(-60), .uint16(0x1234), .int32(-5), .uint32(5), .int64(-1 << 40),
             .uint64(1 << 40), .double(2.5), .string("héllo"), .objectPath("/org/bluez/hci0"), .signature("a{sv}"),
             .bytes([1, 2, 3]), .bytes([]),
-            .array(element: "s", []), .array(element: "(yyay)", [.structure([.byte(0), .byte(0xFF), .bytes([0x34, 0x12])])]),
+            .array(element: "s", []),
+            .array(element: "(yyay)", [.structure([.byte(0), .byte(0xFF), .bytes([0x34, 0x12])])]),
             .properties(["Transport": .string("le"), "DuplicateData": .boolean(true)]),
             .dictionary(key: "q", value: "v", [DBusDictEntry(key: .uint16(0x1234), value: .variant(.bytes([9])))]),
             .dictionary(key: "o", value: "a{sa{sv}}", []),
@@ -40,7 +43,9 @@ import Testing
         #expect(throws: DBusEncodingError.self) { try Self.message([.array(element: "s", [.int16(1)])]) }
         #expect(throws: DBusEncodingError.self) { try Self.message([.array(element: "a{", [])]) }
         #expect(throws: DBusEncodingError.self) {
-            try Self.message([.dictionary(key: "s", value: "v", [DBusDictEntry(key: .uint16(1), value: .variant(.byte(1)))])])
+            try Self.message([
+                .dictionary(key: "s", value: "v", [DBusDictEntry(key: .uint16(1), value: .variant(.byte(1)))])
+            ])
         }
         #expect(throws: DBusEncodingError.self) { try Self.message([.structure([])]) }
         #expect(throws: DBusEncodingError.self) {

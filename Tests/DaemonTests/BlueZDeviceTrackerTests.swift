@@ -1,8 +1,9 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CBlueZ
 import Testing
+
+@testable import BeacondCore
 
 /// Device1 property parsing and the per-device table, on messages built in memory.
 @Suite struct BlueZDeviceTrackerTests {
@@ -23,15 +24,18 @@ import Testing
 
     @Test func manufacturerDataBecomesADStructures() throws {
         let frame = BlueZFixtures.frame()
-        let properties = try Self.parse(.properties([
-            "Address": .string("C0:FF:EE:00:00:01"), "AddressType": .string("random"),
-            "ManufacturerData": BlueZFixtures.manufacturerData([(0x004C, [1, 2]), (0x1234, frame)]),
-            "RSSI": .int16(-61), "TxPower": .int16(4), "Name": .string("ignored"),
-        ]))
+        let properties = try Self.parse(
+            .properties([
+                "Address": .string("C0:FF:EE:00:00:01"), "AddressType": .string("random"),
+                "ManufacturerData": BlueZFixtures.manufacturerData([(0x004C, [1, 2]), (0x1234, frame)]),
+                "RSSI": .int16(-61), "TxPower": .int16(4), "Name": .string("ignored"),
+            ]))
         #expect(properties.address == Self.key)
         #expect(properties.addressType == .randomDevice)
         #expect(properties.hasManufacturerData)
-        #expect(properties.manufacturerAD == BlueZFixtures.manufacturerAD(0x004C, [1, 2]) + BlueZFixtures.manufacturerAD(0x1234, frame))
+        #expect(
+            properties.manufacturerAD == BlueZFixtures.manufacturerAD(0x004C, [1, 2])
+                + BlueZFixtures.manufacturerAD(0x1234, frame))
         #expect(properties.rssi == -61)
         #expect(properties.txPower == 4)
         #expect(properties.skipped == 0)
@@ -40,9 +44,10 @@ import Testing
 
     @Test func oddTypesAreSkippedAndCounted() throws {
         // dbusmock's AddDevice sends an empty ManufacturerData typed aa{qv}; RSSI is fine.
-        var properties = try Self.parse(.properties([
-            "ManufacturerData": .array(element: "a{qv}", []), "RSSI": .int16(-70),
-        ]))
+        var properties = try Self.parse(
+            .properties([
+                "ManufacturerData": .array(element: "a{qv}", []), "RSSI": .int16(-70),
+            ]))
         #expect(!properties.hasManufacturerData)
         #expect(properties.skipped == 1)
         #expect(properties.firstSkipped?.name == "ManufacturerData")
@@ -50,17 +55,22 @@ import Testing
         #expect(properties.rssi == -70)
 
         // A value that is not `ay`, an RSSI that is not `n`, a bad address: all skipped.
-        properties = try Self.parse(.properties([
-            "ManufacturerData": .dictionary(key: "q", value: "v", [DBusDictEntry(key: .uint16(0x1234), value: .variant(.string("x")))]),
-            "RSSI": .int32(-70), "Address": .string("not an address"), "AddressType": .string("le-public"),
-        ]))
+        properties = try Self.parse(
+            .properties([
+                "ManufacturerData": .dictionary(
+                    key: "q", value: "v", [DBusDictEntry(key: .uint16(0x1234), value: .variant(.string("x")))]),
+                "RSSI": .int32(-70), "Address": .string("not an address"), "AddressType": .string("le-public"),
+            ]))
         #expect(!properties.hasManufacturerData && properties.manufacturerAD.isEmpty)
         #expect(properties.rssi == nil && properties.address == nil && properties.addressType == nil)
         #expect(properties.skipped == 4)
         #expect(!properties.carriesUpdate)
 
         // Data too long for one AD structure.
-        properties = try Self.parse(.properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, Array(repeating: 0, count: 253))])]))
+        properties = try Self.parse(
+            .properties([
+                "ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, Array(repeating: 0, count: 253))])
+            ]))
         #expect(!properties.hasManufacturerData && properties.skipped == 1)
     }
 
@@ -99,7 +109,8 @@ import Testing
         #expect(tracker.apply(&properties, to: Self.key) == nil)
 
         let frame = BlueZFixtures.frame()
-        properties = try Self.parse(.properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, frame)])]))
+        properties = try Self.parse(
+            .properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, frame)])]))
         let first = try #require(tracker.apply(&properties, to: Self.key))
         var buffer: [UInt8] = []
         let report = tracker.withReport(slot: first, timestamp: 42, buffer: &buffer) { $0.owned() }
@@ -124,7 +135,8 @@ import Testing
 
     @Test func updatesWithoutManufacturerDataOrRSSIAreNotReports() throws {
         var tracker = BlueZDeviceTracker()
-        var properties = try Self.parse(.properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, [1])])]))
+        var properties = try Self.parse(
+            .properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, [1])])]))
         #expect(tracker.apply(&properties, to: Self.key) != nil)
         properties = try Self.parse(.properties(["TxPower": .int16(0), "Name": .string("x")]))
         #expect(tracker.apply(&properties, to: Self.key) == nil)
@@ -137,7 +149,8 @@ import Testing
 
     @Test func theTableIsBoundedAndForgetsTheLeastRecentlyUpdated() throws {
         var tracker = BlueZDeviceTracker(capacity: 3)
-        var properties = try Self.parse(.properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, [1])])]))
+        var properties = try Self.parse(
+            .properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, [1])])]))
         for raw in UInt64(1)...3 {
             var copy = properties
             _ = tracker.apply(&copy, to: BluetoothAddress(rawValue: raw))

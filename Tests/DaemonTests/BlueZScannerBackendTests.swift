@@ -1,9 +1,10 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CBlueZ
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 /// The bluez backend against python-dbusmock's bluez5 template on a private bus. Serialized:
 /// each test runs its own dbus-daemon and Python mock, and two cores are enough for one.
@@ -24,7 +25,8 @@ import Testing
         let (bus, running) = try await Self.scanning()
         let frame = BlueZFixtures.frame()
         let path = try bus.addDevice(BlueZFixtures.address)
-        try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, frame)]), "RSSI": .int16(-60)])
+        try bus.update(
+            path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, frame)]), "RSSI": .int16(-60)])
         #expect(await running.sink.waitForReports(1))
         try bus.update(path, ["RSSI": .int16(-55)])
         #expect(await running.sink.waitForReports(2))
@@ -56,14 +58,27 @@ import Testing
         let (bus, running) = try await Self.scanning()
         // AddDevice's ManufacturerData is an empty aa{qv}: skipped, and no report without data.
         let path = try bus.addDevice(BlueZFixtures.address)
-        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 1 })
+        #expect(
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 1
+            })
         // A value that is not `ay`: skipped too.
-        try bus.update(path, ["ManufacturerData": .dictionary(key: "q", value: "v", [
-            DBusDictEntry(key: .uint16(0x1234), value: .variant(.string("not bytes"))),
-        ])])
-        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 2 })
+        try bus.update(
+            path,
+            [
+                "ManufacturerData": .dictionary(
+                    key: "q", value: "v",
+                    [
+                        DBusDictEntry(key: .uint16(0x1234), value: .variant(.string("not bytes")))
+                    ])
+            ])
+        #expect(
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                running.backend.counters.skippedProperties.load(ordering: .relaxed) >= 2
+            })
         #expect(running.sink.reports.isEmpty)
-        #expect(running.logs.at(.notice).contains { $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'") })
+        #expect(
+            running.logs.at(.notice).contains { $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'") })
 
         // Good data without an RSSI: reported with the RSSI AddDevice announced (-79).
         try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())])])
@@ -78,16 +93,25 @@ import Testing
         // A local process sends the backend a PropertiesChanged of its own, straight to it.
         let spoof = try DBusMessage.signal(
             path: BlueZFixtures.devicePath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-            arguments: [.string("org.bluez.Device1"),
-                        .properties(["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]),
-                                     "RSSI": .int16(-40)]),
-                        .array(element: "s", [])])
+            arguments: [
+                .string("org.bluez.Device1"),
+                .properties([
+                    "ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]),
+                    "RSSI": .int16(-40),
+                ]),
+                .array(element: "s", []),
+            ])
         _ = backend.withCString { dbus_message_set_destination(spoof.raw, $0) }
         try bus.control().send(spoof)
         try bus.control().flush()
         // The real one, sent after it, is the only report.
         let path = try bus.addDevice(BlueZFixtures.address)
-        try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]), "RSSI": .int16(-70)])
+        try bus.update(
+            path,
+            [
+                "ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]),
+                "RSSI": .int16(-70),
+            ])
         #expect(await running.sink.waitForReports(1))
         // The spoof came from another sender, so no ordering says it was handled first: a check
         // that nothing more arrives looks a while.
@@ -99,14 +123,23 @@ import Testing
     @Test func discoveryIsStartedWithTheLEFilterAndTheMonitorRegistered() async throws {
         let (bus, running) = try await Self.scanning()
         let adapter = "/org/bluez/hci0"
-        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { (try? bus.methods(adapter).contains("RegisterMonitor")) == true })
+        #expect(
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                (try? bus.methods(adapter).contains("RegisterMonitor")) == true
+            })
         let calls = try bus.calls(adapter)
         #expect(calls.map(\.method).prefix(2) == ["SetDiscoveryFilter", "StartDiscovery"])
         let filter = try #require(calls.first?.arguments.first)
         #expect(filter["Transport"]?.unwrapped == .string("le"))
         #expect(filter["DuplicateData"]?.unwrapped == .boolean(true))
-        #expect(calls.first { $0.method == "RegisterMonitor" }?.arguments == [.objectPath(BlueZAdvertisementMonitor.defaultRoot)])
-        #expect(running.logs.at(.info).contains { $0.message.contains("advertisement monitor \(BlueZAdvertisementMonitor.defaultRoot) registered") })
+        #expect(
+            calls.first { $0.method == "RegisterMonitor" }?.arguments == [
+                .objectPath(BlueZAdvertisementMonitor.defaultRoot)
+            ])
+        #expect(
+            running.logs.at(.info).contains {
+                $0.message.contains("advertisement monitor \(BlueZAdvertisementMonitor.defaultRoot) registered")
+            })
 
         // Shutdown is prompt and stops what it started.
         let (seconds, result) = await running.stop()
@@ -123,28 +156,43 @@ import Testing
         try #require(clients.count == 1)
         let backend = clients[0]
         let root = BlueZAdvertisementMonitor.defaultRoot
-        let objects = try #require(try bus.call(backend, root, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects").first)
+        let objects = try #require(
+            try bus.call(backend, root, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects").first)
         let monitor = try #require(objects[root + "/georacing"]?["org.bluez.AdvertisementMonitor1"])
         #expect(monitor["Type"]?.unwrapped == .string("or_patterns"))
-        #expect(monitor["Patterns"]?.unwrapped == .array(element: "(yyay)", [.structure([.byte(0), .byte(0xFF), .bytes([0x34, 0x12])])]))
+        #expect(
+            monitor["Patterns"]?.unwrapped
+                == .array(element: "(yyay)", [.structure([.byte(0), .byte(0xFF), .bytes([0x34, 0x12])])]))
         #expect(monitor["RSSISamplingPeriod"]?.unwrapped == .uint16(0))
 
         let path = root + "/georacing"
-        #expect(try bus.call(backend, path, "org.freedesktop.DBus.Properties", "Get",
-                             [.string("org.bluez.AdvertisementMonitor1"), .string("Type")]) == [.variant(.string("or_patterns"))])
-        #expect(try bus.call(backend, path, "org.freedesktop.DBus.Properties", "GetAll",
-                             [.string("org.bluez.AdvertisementMonitor1")]).first?["Patterns"] != nil)
-        #expect(try bus.call(backend, path, "org.freedesktop.DBus.Introspectable", "Introspect").first?.text?
-            .contains("org.bluez.AdvertisementMonitor1") == true)
-        #expect(try bus.call(backend, root, "org.freedesktop.DBus.Introspectable", "Introspect").first?.text?
-            .contains("<node name=\"georacing\"/>") == true)
+        #expect(
+            try bus.call(
+                backend, path, "org.freedesktop.DBus.Properties", "Get",
+                [.string("org.bluez.AdvertisementMonitor1"), .string("Type")]) == [.variant(.string("or_patterns"))])
+        #expect(
+            try bus.call(
+                backend, path, "org.freedesktop.DBus.Properties", "GetAll",
+                [.string("org.bluez.AdvertisementMonitor1")]
+            ).first?["Patterns"] != nil)
+        #expect(
+            try bus.call(backend, path, "org.freedesktop.DBus.Introspectable", "Introspect").first?.text?
+                .contains("org.bluez.AdvertisementMonitor1") == true)
+        #expect(
+            try bus.call(backend, root, "org.freedesktop.DBus.Introspectable", "Introspect").first?.text?
+                .contains("<node name=\"georacing\"/>") == true)
         try bus.call(backend, path, "org.bluez.AdvertisementMonitor1", "Activate")
-        try bus.call(backend, path, "org.bluez.AdvertisementMonitor1", "DeviceFound", [.objectPath(BlueZFixtures.devicePath)])
+        try bus.call(
+            backend, path, "org.bluez.AdvertisementMonitor1", "DeviceFound", [.objectPath(BlueZFixtures.devicePath)])
         #expect(running.logs.at(.info).contains { $0.message.contains("activated the advertisement monitor") })
         #expect(throws: DBusCallError.self) {
-            try bus.call(backend, path, "org.freedesktop.DBus.Properties", "Get", [.string("org.bluez.AdvertisementMonitor1"), .string("Nope")])
+            try bus.call(
+                backend, path, "org.freedesktop.DBus.Properties", "Get",
+                [.string("org.bluez.AdvertisementMonitor1"), .string("Nope")])
         }
-        #expect(throws: DBusCallError.self) { try bus.call(backend, path, "org.bluez.AdvertisementMonitor1", "Explode") }
+        #expect(throws: DBusCallError.self) {
+            try bus.call(backend, path, "org.bluez.AdvertisementMonitor1", "Explode")
+        }
         _ = await running.stop()
     }
 
@@ -165,10 +213,18 @@ import Testing
         #expect(await running.sink.waitForState(.down, containing: "adapter hci0 was removed", after: before))
         try bus.addAdapter()
         #expect(await running.sink.waitForState(.up, after: before))
-        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { (try? bus.methods("/org/bluez/hci0")) == ["SetDiscoveryFilter", "StartDiscovery", "RegisterMonitor"] })
+        #expect(
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                (try? bus.methods("/org/bluez/hci0")) == ["SetDiscoveryFilter", "StartDiscovery", "RegisterMonitor"]
+            })
         // The mock keeps the old device object; its update is reported under the new adapter.
         let path = try bus.addDevice("C0:FF:EE:00:00:02")
-        try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]), "RSSI": .int16(-50)])
+        try bus.update(
+            path,
+            [
+                "ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())]),
+                "RSSI": .int16(-50),
+            ])
         #expect(await running.sink.waitForReports(1))
         #expect(running.sink.reports.last?.address == BluetoothAddress("C0:FF:EE:00:00:02"))
         _ = await running.stop()
@@ -247,7 +303,10 @@ import Testing
     }
 
     @Test func accessDeniedNamesTheDBusPolicy() async throws {
-        let bus = try await BlueZMockBus(extraPolicy: #"<deny send_destination="org.bluez" send_interface="org.bluez.Adapter1" send_member="StartDiscovery"/>"#)
+        let bus = try await BlueZMockBus(
+            extraPolicy: #"<deny send_destination="org.bluez" send_interface="org.bluez.Adapter1" "#
+                + #"send_member="StartDiscovery"/>"#
+        )
         try await bus.startBlueZ()
         try bus.addAdapter()
         let running = RunningBlueZBackend(address: bus.address, retries: false)
@@ -268,7 +327,10 @@ import Testing
         try bus.addAdapter()
         let running = RunningBlueZBackend(address: bus.address, silenceRestart: 300_000)
         #expect(await running.sink.waitForState(.up))
-        #expect(await waitUntil(within: 5, every: .milliseconds(10)) { (try? bus.methods("/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count) ?? 0 >= 2 })
+        #expect(
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                (try? bus.methods("/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count) ?? 0 >= 2
+            })
         #expect(try bus.methods("/org/bluez/hci0").contains("StopDiscovery"))
         #expect(running.logs.at(.info).contains { $0.message.contains("restarting discovery on hci0") })
         _ = await running.stop()

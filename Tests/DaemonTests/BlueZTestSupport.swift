@@ -1,10 +1,11 @@
-@testable import BeacondCore
-import BeacondTestSupport
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import BeacondCore
 
 /// A bluez backend running against a test bus, stopped when the object goes away.
 final class RunningBlueZBackend: @unchecked Sendable {
@@ -13,8 +14,10 @@ final class RunningBlueZBackend: @unchecked Sendable {
     let logs: CapturingLogHandler.Store
     private let task: Task<Result<Void, any Error>, Never>
 
-    init(address: String, adapter: String = "hci0", retries: Bool = true, silenceRestart: Int64 = 0,
-         backoff: Int64 = 200_000) {
+    init(
+        address: String, adapter: String = "hci0", retries: Bool = true, silenceRestart: Int64 = 0,
+        backoff: Int64 = 200_000
+    ) {
         var configuration = BlueZScannerConfiguration()
         configuration.busAddress = address
         configuration.adapter = adapter
@@ -64,7 +67,8 @@ enum BlueZFixtures {
 
     /// ManufacturerData as BlueZ sends it: `a{qv}` with `ay` values.
     static func manufacturerData(_ entries: [(UInt16, [UInt8])]) -> DBusValue {
-        .dictionary(key: "q", value: "v", entries.map { DBusDictEntry(key: .uint16($0.0), value: .variant(.bytes($0.1))) })
+        .dictionary(
+            key: "q", value: "v", entries.map { DBusDictEntry(key: .uint16($0.0), value: .variant(.bytes($0.1))) })
     }
 
     /// The AD structures the backend rebuilds for one company's data.

@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Foundation
@@ -6,6 +5,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BeacondCore
 
 /// Time formatting and the replay clock at the ends of Int64 microseconds.
 @Suite struct ReplayTimeExtremesTests {
@@ -18,10 +19,12 @@ import Testing
         #expect(TimeFormat.iso8601(micros: 1_778_932_810_000_000) == "2026-05-16T12:00:10.000Z")
         // Year 0000 and 9999 keep four digits; before and after, ISO 8601's signed expanded years.
         #expect(TimeFormat.iso8601(micros: -62_167_219_200_000_000) == "0000-01-01T00:00:00.000Z")
-        #expect(TimeFormat.iso8601(micros: -62_167_219_200_000_001, fractionDigits: 6)
-            == "-0001-12-31T23:59:59.999999Z")
-        #expect(TimeFormat.iso8601(micros: 253_402_300_799_999_999, fractionDigits: 6)
-            == "9999-12-31T23:59:59.999999Z")
+        #expect(
+            TimeFormat.iso8601(micros: -62_167_219_200_000_001, fractionDigits: 6)
+                == "-0001-12-31T23:59:59.999999Z")
+        #expect(
+            TimeFormat.iso8601(micros: 253_402_300_799_999_999, fractionDigits: 6)
+                == "9999-12-31T23:59:59.999999Z")
         #expect(TimeFormat.iso8601(micros: 253_402_300_800_000_000) == "+10000-01-01T00:00:00.000Z")
         #expect(TimeFormat.iso8601(micros: 1_500_000, fractionDigits: 0) == "1970-01-01T00:00:01Z")
     }
@@ -44,8 +47,9 @@ import Testing
         writer.number(-9.3e15, decimals: 3)
         writer.number(9.2e15, decimals: 3)
         writer.endArray()
-        #expect(String(decoding: writer.bytes, as: UTF8.self)
-            == "[-9223372036854.775808,9223372036854.775807,null,null,9200000000000000.000]")
+        #expect(
+            String(decoding: writer.bytes, as: UTF8.self)
+                == "[-9223372036854.775808,9223372036854.775807,null,null,9200000000000000.000]")
     }
 
     @Test func replayClockSaturatesAndCapsItsDelays() {
@@ -83,12 +87,14 @@ import Testing
     @Test func hubRestoresARemoteStateOnAReplayClockAtInt64Min() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(),
-                                clock: ReplayClock(start: .min, speed: .maximum), backend: "replay",
-                                logger: Logger(label: "test"))
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(),
+            clock: ReplayClock(start: .min, speed: .maximum), backend: "replay",
+            logger: Logger(label: "test"))
         let evacuation = RemoteSnapshot(globalMode: "EVACUATION", message: "leave now")
-        let restoration = RemoteRestoration(snapshot: evacuation, age: 3_600_000_000, latchedSnapshot: evacuation,
-                                            fetchedWallMicros: 0)
+        let restoration = RemoteRestoration(
+            snapshot: evacuation, age: 3_600_000_000, latchedSnapshot: evacuation,
+            fetchedWallMicros: 0)
         try await loop.submit {
             hub.restoreRemote(restoration)
             hub.start(checkClockEvery: nil)

@@ -1,9 +1,10 @@
-@testable import BeacondCore
 import Logging
 import NIOCore
 import NIOEmbedded
 import NIOTestUtils
 import Testing
+
+@testable import BeacondCore
 
 /// The socket server's channel handlers on an `EmbeddedChannel`: writability is set by hand and
 /// timers run on `advanceTime`, so nothing here waits on a real clock or a real socket.
@@ -131,8 +132,11 @@ import Testing
         limits.maxQueuedBeacons = maxQueuedBeacons
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        return try channel([OutboundQueueHandler(limits: limits, counters: counters, logger: logger,
-                                                 logLimiter: LogRateLimiter())])
+        return try channel([
+            OutboundQueueHandler(
+                limits: limits, counters: counters, logger: logger,
+                logLimiter: LogRateLimiter())
+        ])
     }
 
     static func written(_ channel: EmbeddedChannel) throws -> [String] {

@@ -1,10 +1,11 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct ConfigFileTests {
     static let second: Int64 = 1_000_000
@@ -49,7 +50,8 @@ import Testing
         let capture = scratch.write("demo.btsnoop", "x")
         scratch.write("ca.pem", "pem")
         scratch.write("token", "secret")
-        let configuration = try scratch.load("""
+        let configuration = try scratch.load(
+            """
             scanner:
               backend: replay
               adapter: hci1
@@ -105,8 +107,9 @@ import Testing
         #expect(configuration.fusion.minRSSI == -75)
         #expect(configuration.fusion.zones == [1, 2, 16])
         #expect(configuration.fusion.maxTTL == 60 * Self.second)
-        #expect(configuration.fusion.allow.addresses
-            == [BluetoothAddress("AA:BB:CC:DD:EE:01")!, BluetoothAddress("11:22:33:44:55:66")!])
+        #expect(
+            configuration.fusion.allow.addresses
+                == [BluetoothAddress("AA:BB:CC:DD:EE:01")!, BluetoothAddress("11:22:33:44:55:66")!])
         #expect(configuration.fusion.allow.sourceIDs == [42, 256])
         #expect(configuration.fusion.maxDistance == 12.5)
         #expect(configuration.fusion.maxEntries == 512)
@@ -133,7 +136,8 @@ import Testing
     @Test func decimalSecondsAreExact() throws {
         let scratch = ConfigScratch()
         // 4.35 × 1e6 in binary floating point is 4349999.999…; the parser never goes through Double.
-        let configuration = try scratch.load("""
+        let configuration = try scratch.load(
+            """
             remote:
               stale_after: 4.35
               poll_interval: "2.5"
@@ -159,7 +163,8 @@ import Testing
 
     @Test func unknownKeyNamesFileKeyLineAndColumn() {
         let scratch = ConfigScratch()
-        let problems = scratch.problems("""
+        let problems = scratch.problems(
+            """
             fusion:
               policy: safety
               min_rsi: -80
@@ -171,8 +176,9 @@ import Testing
         #expect(problem?.line == 3)
         #expect(problem?.column == 3)
         #expect(problem?.reason == "unknown key (did you mean fusion.min_rssi?)")
-        #expect(problem?.description
-            == "\(scratch.configPath):3:3: fusion.min_rsi: unknown key (did you mean fusion.min_rssi?)")
+        #expect(
+            problem?.description
+                == "\(scratch.configPath):3:3: fusion.min_rsi: unknown key (did you mean fusion.min_rssi?)")
     }
 
     @Test func keyInTheWrongSectionSuggestsTheRightOne() {
@@ -182,7 +188,8 @@ import Testing
     }
 
     @Test func unknownSectionAndTopLevelKeyAreErrors() {
-        let problems = ConfigScratch().problems("""
+        let problems = ConfigScratch().problems(
+            """
             scaner:
               backend: hci
             colour: blue
@@ -194,7 +201,8 @@ import Testing
     }
 
     @Test func everyProblemIsReportedInFileOrder() {
-        let problems = ConfigScratch().problems("""
+        let problems = ConfigScratch().problems(
+            """
             scanner:
               backend: usb
             fusion:
@@ -216,72 +224,102 @@ import Testing
     }
 
     static let badValues: [BadValue] = [
-        BadValue(yaml: "fusion:\n  min_rssi: loud\n", key: "fusion.min_rssi", line: 2,
-                 reason: "expected an integer (decimal or 0x hex), found \"loud\""),
-        BadValue(yaml: "fusion:\n  min_rssi: -200\n", key: "fusion.min_rssi", line: 2,
-                 reason: "must be between -127 and 20, found -200"),
-        BadValue(yaml: "fusion:\n  min_rssi: -80.5\n", key: "fusion.min_rssi", line: 2,
-                 reason: "expected a whole number, found \"-80.5\""),
-        BadValue(yaml: "fusion:\n  policy: safe\n", key: "fusion.policy", line: 2,
-                 reason: "unknown policy \"safe\" (expected safety, beacon-first or most-severe)"),
-        BadValue(yaml: "fusion:\n  policy: [safety]\n", key: "fusion.policy", line: 2,
-                 reason: "expected a policy, found a list"),
-        BadValue(yaml: "fusion:\n  allow:\n    - AA:BB:CC:DD:EE:FF\n    - ZZ:BB:CC:DD:EE:FF\n", key: "fusion.allow",
-                 line: 4,
-                 reason: "entry 2: \"ZZ:BB:CC:DD:EE:FF\" is neither an address like AA:BB:CC:DD:EE:FF nor a source id"),
-        BadValue(yaml: "fusion:\n  allow: [-1]\n", key: "fusion.allow", line: 2,
-                 reason: "entry 1: source id -1 is outside 0...4294967295"),
-        BadValue(yaml: "fusion:\n  zones: [1, 70000]\n", key: "fusion.zones", line: 2,
-                 reason: "entry 2: zone 70000 is outside 0...65535"),
-        BadValue(yaml: "fusion:\n  zones: {a: 1}\n", key: "fusion.zones", line: 2,
-                 reason: "expected a list, found a mapping"),
-        BadValue(yaml: "fusion:\n  max_ttl: 0\n", key: "fusion.max_ttl", line: 2,
-                 reason: "must be between 0.1 and 86400 seconds, found 0"),
-        BadValue(yaml: "fusion:\n  max_distance_m: -3\n", key: "fusion.max_distance_m", line: 2,
-                 reason: "must be between 0.1 and 1000 metres, found -3"),
-        BadValue(yaml: "fusion:\n  max_entries: 0\n", key: "fusion.max_entries", line: 2,
-                 reason: "must be between 1 and 1000000, found 0"),
-        BadValue(yaml: "remote:\n  poll_interval: -1\n", key: "remote.poll_interval", line: 2,
-                 reason: "must not be negative, found -1"),
-        BadValue(yaml: "remote:\n  stale_after: 2.1234567\n", key: "remote.stale_after", line: 2,
-                 reason: "\"2.1234567\" has more than 6 decimal places (the resolution is a microsecond)"),
-        BadValue(yaml: "remote:\n  timeout: 3s\n", key: "remote.timeout", line: 2,
-                 reason: "expected a number of seconds (like 5 or 2.5), found \"3s\""),
-        BadValue(yaml: "remote:\n  timeout:\n", key: "remote.timeout", line: 2,
-                 reason: "a value is required: expected a number of seconds"),
-        BadValue(yaml: "remote:\n  url: ftp://example.com/state\n", key: "remote.url", line: 2,
-                 reason: "unsupported URL scheme \"ftp\" (expected http, https or file)"),
-        BadValue(yaml: "remote:\n  url: https:///state\n", key: "remote.url", line: 2,
-                 reason: "\"https:///state\" has no host"),
-        BadValue(yaml: "remote:\n  ca_file: /nonexistent/beacond-ca.pem\n", key: "remote.ca_file", line: 2,
-                 reason: "cannot read \"/nonexistent/beacond-ca.pem\": No such file or directory"),
-        BadValue(yaml: "scanner:\n  backend: usb\n", key: "scanner.backend", line: 2,
-                 reason: "unknown backend \"usb\" (expected hci, bluez or replay)"),
-        BadValue(yaml: "scanner:\n  loop: maybe\n", key: "scanner.loop", line: 2,
-                 reason: "expected true or false, found \"maybe\""),
-        BadValue(yaml: "scanner:\n  speed: 0\n", key: "scanner.speed", line: 2,
-                 reason: "must be greater than 0 (or max)"),
-        BadValue(yaml: "scanner:\n  company_id: 0x10000\n", key: "scanner.company_id", line: 2,
-                 reason: "must be between 0 and 65535, found 0x10000"),
-        BadValue(yaml: "scanner:\n  adapter: \"hci 0\"\n", key: "scanner.adapter", line: 2,
-                 reason: "\"hci 0\" is not an adapter name like hci0"),
-        BadValue(yaml: "scanner: hci\n", key: "scanner", line: 1,
-                 reason: "expected a mapping of keys (scanner.backend, scanner.adapter, scanner.company_id, "
-                    + "scanner.replay, scanner.speed, scanner.loop, scanner.silence_restart_s, scanner.active, "
-                    + "scanner.scan_interval_ms, scanner.scan_window_ms)"),
-        BadValue(yaml: "socket:\n  path: /\(String(repeating: "s", count: 120))\n", key: "socket.path", line: 2,
-                 reason: "\"/\(String(repeating: "s", count: 59))…\" is 121 bytes long; a Unix socket path holds "
-                    + "at most 107"),
-        BadValue(yaml: "socket:\n  max_clients: lots\n", key: "socket.max_clients", line: 2,
-                 reason: "expected an integer (decimal or 0x hex), found \"lots\""),
+        BadValue(
+            yaml: "fusion:\n  min_rssi: loud\n", key: "fusion.min_rssi", line: 2,
+            reason: "expected an integer (decimal or 0x hex), found \"loud\""),
+        BadValue(
+            yaml: "fusion:\n  min_rssi: -200\n", key: "fusion.min_rssi", line: 2,
+            reason: "must be between -127 and 20, found -200"),
+        BadValue(
+            yaml: "fusion:\n  min_rssi: -80.5\n", key: "fusion.min_rssi", line: 2,
+            reason: "expected a whole number, found \"-80.5\""),
+        BadValue(
+            yaml: "fusion:\n  policy: safe\n", key: "fusion.policy", line: 2,
+            reason: "unknown policy \"safe\" (expected safety, beacon-first or most-severe)"),
+        BadValue(
+            yaml: "fusion:\n  policy: [safety]\n", key: "fusion.policy", line: 2,
+            reason: "expected a policy, found a list"),
+        BadValue(
+            yaml: "fusion:\n  allow:\n    - AA:BB:CC:DD:EE:FF\n    - ZZ:BB:CC:DD:EE:FF\n", key: "fusion.allow",
+            line: 4,
+            reason: "entry 2: \"ZZ:BB:CC:DD:EE:FF\" is neither an address like AA:BB:CC:DD:EE:FF nor a source id"),
+        BadValue(
+            yaml: "fusion:\n  allow: [-1]\n", key: "fusion.allow", line: 2,
+            reason: "entry 1: source id -1 is outside 0...4294967295"),
+        BadValue(
+            yaml: "fusion:\n  zones: [1, 70000]\n", key: "fusion.zones", line: 2,
+            reason: "entry 2: zone 70000 is outside 0...65535"),
+        BadValue(
+            yaml: "fusion:\n  zones: {a: 1}\n", key: "fusion.zones", line: 2,
+            reason: "expected a list, found a mapping"),
+        BadValue(
+            yaml: "fusion:\n  max_ttl: 0\n", key: "fusion.max_ttl", line: 2,
+            reason: "must be between 0.1 and 86400 seconds, found 0"),
+        BadValue(
+            yaml: "fusion:\n  max_distance_m: -3\n", key: "fusion.max_distance_m", line: 2,
+            reason: "must be between 0.1 and 1000 metres, found -3"),
+        BadValue(
+            yaml: "fusion:\n  max_entries: 0\n", key: "fusion.max_entries", line: 2,
+            reason: "must be between 1 and 1000000, found 0"),
+        BadValue(
+            yaml: "remote:\n  poll_interval: -1\n", key: "remote.poll_interval", line: 2,
+            reason: "must not be negative, found -1"),
+        BadValue(
+            yaml: "remote:\n  stale_after: 2.1234567\n", key: "remote.stale_after", line: 2,
+            reason: "\"2.1234567\" has more than 6 decimal places (the resolution is a microsecond)"),
+        BadValue(
+            yaml: "remote:\n  timeout: 3s\n", key: "remote.timeout", line: 2,
+            reason: "expected a number of seconds (like 5 or 2.5), found \"3s\""),
+        BadValue(
+            yaml: "remote:\n  timeout:\n", key: "remote.timeout", line: 2,
+            reason: "a value is required: expected a number of seconds"),
+        BadValue(
+            yaml: "remote:\n  url: ftp://example.com/state\n", key: "remote.url", line: 2,
+            reason: "unsupported URL scheme \"ftp\" (expected http, https or file)"),
+        BadValue(
+            yaml: "remote:\n  url: https:///state\n", key: "remote.url", line: 2,
+            reason: "\"https:///state\" has no host"),
+        BadValue(
+            yaml: "remote:\n  ca_file: /nonexistent/beacond-ca.pem\n", key: "remote.ca_file", line: 2,
+            reason: "cannot read \"/nonexistent/beacond-ca.pem\": No such file or directory"),
+        BadValue(
+            yaml: "scanner:\n  backend: usb\n", key: "scanner.backend", line: 2,
+            reason: "unknown backend \"usb\" (expected hci, bluez or replay)"),
+        BadValue(
+            yaml: "scanner:\n  loop: maybe\n", key: "scanner.loop", line: 2,
+            reason: "expected true or false, found \"maybe\""),
+        BadValue(
+            yaml: "scanner:\n  speed: 0\n", key: "scanner.speed", line: 2,
+            reason: "must be greater than 0 (or max)"),
+        BadValue(
+            yaml: "scanner:\n  company_id: 0x10000\n", key: "scanner.company_id", line: 2,
+            reason: "must be between 0 and 65535, found 0x10000"),
+        BadValue(
+            yaml: "scanner:\n  adapter: \"hci 0\"\n", key: "scanner.adapter", line: 2,
+            reason: "\"hci 0\" is not an adapter name like hci0"),
+        BadValue(
+            yaml: "scanner: hci\n", key: "scanner", line: 1,
+            reason: "expected a mapping of keys (scanner.backend, scanner.adapter, scanner.company_id, "
+                + "scanner.replay, scanner.speed, scanner.loop, scanner.silence_restart_s, scanner.active, "
+                + "scanner.scan_interval_ms, scanner.scan_window_ms)"),
+        BadValue(
+            yaml: "socket:\n  path: /\(String(repeating: "s", count: 120))\n", key: "socket.path", line: 2,
+            reason: "\"/\(String(repeating: "s", count: 59))…\" is 121 bytes long; a Unix socket path holds "
+                + "at most 107"),
+        BadValue(
+            yaml: "socket:\n  max_clients: lots\n", key: "socket.max_clients", line: 2,
+            reason: "expected an integer (decimal or 0x hex), found \"lots\""),
         BadValue(yaml: "state_dir: [a, b]\n", key: "state_dir", line: 1, reason: "expected a path, found a list"),
         BadValue(yaml: "state_dir: \"\"\n", key: "state_dir", line: 1, reason: "must not be empty"),
-        BadValue(yaml: "log:\n  level: verbose\n", key: "log.level", line: 2,
-                 reason: "unknown log level \"verbose\" (expected trace, debug, info, notice, warning, error or critical)"),
-        BadValue(yaml: "record:\n  keep: -1\n", key: "record.keep", line: 2,
-                 reason: "must be between 0 and 1000, found -1"),
-        BadValue(yaml: "remote:\n  url: \"http://a\\u001b[2J\"\n", key: "remote.url", line: 2,
-                 reason: "\"http://a\\u{1b}[2J\" contains a control character"),
+        BadValue(
+            yaml: "log:\n  level: verbose\n", key: "log.level", line: 2,
+            reason: "unknown log level \"verbose\" (expected trace, debug, info, notice, warning, error or critical)"),
+        BadValue(
+            yaml: "record:\n  keep: -1\n", key: "record.keep", line: 2,
+            reason: "must be between 0 and 1000, found -1"),
+        BadValue(
+            yaml: "remote:\n  url: \"http://a\\u001b[2J\"\n", key: "remote.url", line: 2,
+            reason: "\"http://a\\u{1b}[2J\" contains a control character"),
     ]
 
     @Test(arguments: badValues)
@@ -293,127 +331,5 @@ import Testing
         #expect(problems.first?.key == bad.key)
         #expect(problems.first?.line == bad.line)
         #expect(problems.first?.reason == bad.reason)
-    }
-
-    @Test func yamlSyntaxErrorNamesFileAndLine() {
-        let scratch = ConfigScratch()
-        let problems = scratch.problems("fusion:\n  policy: safety\n  zones: [1, 2\nlog:\n  level: info\n")
-        #expect(problems.count == 1)
-        #expect(problems.first?.file == scratch.configPath)
-        #expect(problems.first?.key == nil)
-        #expect(problems.first?.line == 4)
-        #expect(problems.first?.reason.hasPrefix("invalid YAML: ") == true)
-    }
-
-    @Test func duplicateKeyIsAnError() {
-        let problems = ConfigScratch().problems("fusion:\n  policy: safety\n  policy: most-severe\n")
-        #expect(problems.count == 1)
-        #expect(problems.first?.reason == "duplicate key \"policy\" in one mapping")
-        #expect(problems.first?.line == 2)
-    }
-
-    @Test func topLevelMustBeAMapping() {
-        let problems = ConfigScratch().problems("- scanner\n- fusion\n")
-        #expect(problems.first?.reason == "expected a mapping of keys at the top level (like `fusion:` and `scanner:`)")
-    }
-
-    @Test func missingFileIsAnError() {
-        do {
-            _ = try DaemonConfiguration.load(path: "/nonexistent/beacond.yaml")
-            Issue.record("loaded a missing file")
-        } catch {
-            #expect(error.description == "/nonexistent/beacond.yaml: cannot open: No such file or directory")
-        }
-    }
-
-    @Test func defaultPathIsUsedOnlyWhenPresent() {
-        let scratch = ConfigScratch()
-        let path = scratch.write("beacond.yaml", "")
-        #expect(DaemonConfiguration.defaultPathIfPresent(path) == path)
-        #expect(DaemonConfiguration.defaultPathIfPresent(scratch.directory + "/absent.yaml") == nil)
-    }
-
-    @Test func replayBackendNeedsACapture() {
-        let scratch = ConfigScratch()
-        let problems = scratch.problems("scanner:\n  backend: replay\n")
-        #expect(problems.count == 1)
-        #expect(problems.first?.key == "scanner.replay")
-        #expect(problems.first?.file == scratch.configPath)
-        #expect(problems.first?.line == 2)
-        #expect(problems.first?.reason == "scanner.replay (--replay) is required when scanner.backend is replay")
-        let missing = scratch.problems("scanner:\n  backend: replay\n  replay: gone.btsnoop\n")
-        #expect(missing.first?.key == "scanner.replay")
-        #expect(missing.first?.line == 3)
-        #expect(missing.first?.reason
-            == "cannot read \"\(scratch.directory)/gone.btsnoop\": No such file or directory")
-    }
-
-    @Test func fusionConfigurationCarriesTheFusionKeys() throws {
-        let configuration = try ConfigScratch().load("""
-            remote:
-              stale_after: 9
-            fusion:
-              policy: most-severe
-              min_rssi: -70
-              zones: [4]
-              max_ttl: 30
-              allow: [7]
-              max_distance_m: 20
-              max_entries: 99
-            """)
-        let fusion = configuration.fusionConfiguration()
-        #expect(fusion == FusionConfiguration(
-            policy: .mostSevere, minRSSI: -70, zones: [4], allow: AllowList(sourceIDs: [7]), maxTTL: 30 * Self.second,
-            maxEntries: 99, staleAfter: 9 * Self.second, maxDistance: 20))
-    }
-
-    @Test func replaySpeedScalesTimeBothWays() {
-        let speed = ReplaySpeed.factor(millionths: 2_500_000)
-        #expect(speed.virtualMicros(forReal: 1_000_000) == 2_500_000)
-        #expect(speed.realMicros(forVirtual: 5_000_000) == 2_000_000)
-        #expect(ReplaySpeed.factor(millionths: 500_000).realMicros(forVirtual: 3) == 6)
-        #expect(ReplaySpeed.max.virtualMicros(forReal: 1) == nil)
-        #expect(ReplaySpeed.max.realMicros(forVirtual: 1) == nil)
-        let fastest = ReplaySpeed.factor(millionths: ReplaySpeed.maxFactorMillionths)
-        #expect(fastest.virtualMicros(forReal: .max) == .max)
-        #expect(fastest.virtualMicros(forReal: 3_600 * Self.second) == 36_000_000 * Self.second)
-        #expect(ReplaySpeed.factor(millionths: 1).realMicros(forVirtual: .max) == .max)
-        #expect(speed.description == "2.5")
-    }
-
-    @Test func shippedExampleLoadsAndShowsEveryKey() throws {
-        let path = RepositoryPaths.root.path + "/systemd/beacond.yaml"
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(try DaemonConfiguration.load(path: path) == DaemonConfiguration())
-        // Every key appears, commented out, in its section.
-        var section = ""
-        var shown = Set<String>()
-        for line in text.split(separator: "\n") {
-            if let first = line.first, first != " " && first != "#", line.hasSuffix(":") {
-                section = String(line.dropLast())
-                continue
-            }
-            let trimmed = line.drop { $0 == " " }
-            guard trimmed.hasPrefix("# "), let colon = trimmed.firstIndex(of: ":") else { continue }
-            let name = trimmed[trimmed.index(trimmed.startIndex, offsetBy: 2)..<colon]
-            let indented = line.first == " "
-            shown.insert(indented ? section + "." + name : String(name))
-        }
-        for key in ConfigKey.allCases {
-            #expect(shown.contains(key.rawValue), "systemd/beacond.yaml does not show \(key.rawValue)")
-        }
-    }
-
-    @Test func documentationListsEveryKeyAndFlag() throws {
-        let text = try String(contentsOfFile: RepositoryPaths.root.path + "/docs/configuration.md", encoding: .utf8)
-        for key in ConfigKey.allCases {
-            let row = text.split(separator: "\n").first { $0.hasPrefix("| `\(key.rawValue)`") }
-            #expect(row != nil, "docs/configuration.md has no row for \(key.rawValue)")
-            if let row, let flag = key.flag { #expect(row.contains("`\(flag)`"), "\(key.rawValue) row lacks \(flag)") }
-            if let row {
-                #expect(row.contains(key.isLiveReloadable ? "| live |" : "| restart |"),
-                        "\(key.rawValue) row has the wrong reload class")
-            }
-        }
     }
 }

@@ -125,8 +125,9 @@ import Testing
 
     @Test func scanTakesTheScannerFlagsFromTheTable() throws {
         let command = try ScanCommand.parse(["--adapter", "hci7", "--active", "--record-keep", "3"])
-        #expect(DaemonOverrides(command.scanner.flags).values.map(\.key)
-            == [.scannerAdapter, .scannerActive, .recordKeep])
+        #expect(
+            DaemonOverrides(command.scanner.flags).values.map(\.key)
+                == [.scannerAdapter, .scannerActive, .recordKeep])
     }
 
     @Test func aFlagsHelpNamesItsKey() {

@@ -40,7 +40,8 @@ import Testing
         let scratch = ConfigScratch()
         for key in Self.durationKeys {
             let parts = key.rawValue.split(separator: ".")
-            let yaml = parts.count == 2
+            let yaml =
+                parts.count == 2
                 ? "\(parts[0]):\n  \(parts[1]): 9223372036854.775808\n" : "\(key.rawValue): 9223372036854.775808\n"
             let problems = scratch.problems(yaml)
             #expect(problems.count == 1)
@@ -123,14 +124,15 @@ import Testing
 
     static func isInRange(_ configuration: DaemonConfiguration, _ key: ConfigKey) -> Bool {
         if let range = key.durationRange {
-            let micros: Int64 = switch key {
-            case .scannerSilenceRestart: configuration.scanner.silenceRestart
-            case .remotePollInterval: configuration.remote.pollInterval
-            case .remoteTimeout: configuration.remote.timeout
-            case .remoteStaleAfter: configuration.remote.staleAfter
-            case .fusionMaxTTL: configuration.fusion.maxTTL
-            default: configuration.fusion.deescalationHold
-            }
+            let micros: Int64 =
+                switch key {
+                case .scannerSilenceRestart: configuration.scanner.silenceRestart
+                case .remotePollInterval: configuration.remote.pollInterval
+                case .remoteTimeout: configuration.remote.timeout
+                case .remoteStaleAfter: configuration.remote.staleAfter
+                case .fusionMaxTTL: configuration.fusion.maxTTL
+                default: configuration.fusion.deescalationHold
+                }
             return range.contains(micros)
         }
         switch key {
@@ -139,13 +141,16 @@ import Testing
                 return millionths > 0 && millionths <= ReplaySpeed.maxFactorMillionths
             }
             return true
-        case .scannerScanInterval: return DaemonConfiguration.Scanner.scanTimingRange
-            .contains(configuration.scanner.scanIntervalMs)
-        case .scannerScanWindow: return DaemonConfiguration.Scanner.scanTimingRange
-            .contains(configuration.scanner.scanWindowMs)
+        case .scannerScanInterval:
+            return DaemonConfiguration.Scanner.scanTimingRange
+                .contains(configuration.scanner.scanIntervalMs)
+        case .scannerScanWindow:
+            return DaemonConfiguration.Scanner.scanTimingRange
+                .contains(configuration.scanner.scanWindowMs)
         case .fusionMinRSSI: return (-127...20).contains(configuration.fusion.minRSSI)
-        case .fusionMaxDistance: return configuration.fusion.maxDistance.map(ConfigValueParser.metresRange.contains)
-            ?? false
+        case .fusionMaxDistance:
+            return configuration.fusion.maxDistance.map(ConfigValueParser.metresRange.contains)
+                ?? false
         case .fusionReferencePower:
             guard let power = configuration.fusion.referencePower else { return false }
             return ConfigValueParser.referencePowerRange.contains(power) && !(power == 0 && power.sign == .minus)
@@ -153,32 +158,48 @@ import Testing
         case .socketMaxClients: return (1...1_000_000).contains(configuration.socket.maxClients)
         case .recordMaxMB: return (1...1_000_000).contains(configuration.record.maxMB)
         case .recordKeep: return (0...1000).contains(configuration.record.keep)
-        default: return true  // company id, zones and source ids: their types hold exactly their range
+        default: return true // company id, zones and source ids: their types hold exactly their range
         }
     }
 
     @Test(arguments: [
-        ("scanner:\n  company_id: 99999999999999999999\n", "scanner.company_id",
-         "must be between 0 and 65535, found 99999999999999999999"),
+        (
+            "scanner:\n  company_id: 99999999999999999999\n", "scanner.company_id",
+            "must be between 0 and 65535, found 99999999999999999999"
+        ),
         ("scanner:\n  company_id: -0x1\n", "scanner.company_id", "must be between 0 and 65535, found -0x1"),
-        ("fusion:\n  min_rssi: -9223372036854775809\n", "fusion.min_rssi",
-         "must be between -127 and 20, found -9223372036854775809"),
+        (
+            "fusion:\n  min_rssi: -9223372036854775809\n", "fusion.min_rssi",
+            "must be between -127 and 20, found -9223372036854775809"
+        ),
         ("fusion:\n  zones: [1, 65536]\n", "fusion.zones", "entry 2: zone 65536 is outside 0...65535"),
         ("fusion:\n  allow: [4294967296]\n", "fusion.allow", "entry 1: source id 4294967296 is outside 0...4294967295"),
-        ("fusion:\n  max_distance_m: 1e400\n", "fusion.max_distance_m",
-         "must be between 0.1 and 1000 metres, found 1e400"),
-        ("fusion:\n  max_distance_m: nan\n", "fusion.max_distance_m",
-         "expected a distance in metres, found \"nan\""),
+        (
+            "fusion:\n  max_distance_m: 1e400\n", "fusion.max_distance_m",
+            "must be between 0.1 and 1000 metres, found 1e400"
+        ),
+        (
+            "fusion:\n  max_distance_m: nan\n", "fusion.max_distance_m",
+            "expected a distance in metres, found \"nan\""
+        ),
         ("fusion:\n  p1m_dbm: -1e400\n", "fusion.p1m_dbm", "must be between -100 and 0 dBm, found -1e400"),
         ("fusion:\n  p1m_dbm: 0x10\n", "fusion.p1m_dbm", "expected a power in dBm (like -59), found \"0x10\""),
-        ("scanner:\n  speed: 1e400\n", "scanner.speed",
-         "expected a positive number (1 is real time) or max, found \"1e400\""),
-        ("scanner:\n  speed: 9223372036854.775808\n", "scanner.speed",
-         "must be at most 10000 (use max to skip waiting), found 9223372036854.775808"),
-        ("scanner:\n  scan_interval_ms: 0x7FFFFFFFFFFFFFFFF\n", "scanner.scan_interval_ms",
-         "must be between 3 and 10240, found 0x7FFFFFFFFFFFFFFFF"),
-        ("record:\n  max_mb: 18446744073709551616\n", "record.max_mb",
-         "must be between 1 and 1000000, found 18446744073709551616"),
+        (
+            "scanner:\n  speed: 1e400\n", "scanner.speed",
+            "expected a positive number (1 is real time) or max, found \"1e400\""
+        ),
+        (
+            "scanner:\n  speed: 9223372036854.775808\n", "scanner.speed",
+            "must be at most 10000 (use max to skip waiting), found 9223372036854.775808"
+        ),
+        (
+            "scanner:\n  scan_interval_ms: 0x7FFFFFFFFFFFFFFFF\n", "scanner.scan_interval_ms",
+            "must be between 3 and 10240, found 0x7FFFFFFFFFFFFFFFF"
+        ),
+        (
+            "record:\n  max_mb: 18446744073709551616\n", "record.max_mb",
+            "must be between 1 and 1000000, found 18446744073709551616"
+        ),
         ("remote:\n  timeout: -0\n", "remote.timeout", "must not be negative, found -0"),
     ])
     func outOfRangeNamesFileLineKeyAndRange(yaml: String, key: String, reason: String) {
@@ -205,8 +226,9 @@ import Testing
             Issue.record("accepted the issue's duration as --timeout")
         } catch {
             #expect(error.exitCode == 64)
-            #expect(error.description
-                == "--timeout (remote.timeout): must be between 0.1 and 300 seconds, found 9223372036854.775808")
+            #expect(
+                error.description
+                    == "--timeout (remote.timeout): must be between 0.1 and 300 seconds, found 9223372036854.775808")
         }
         let scratch = ConfigScratch()
         do {

@@ -1,10 +1,11 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct ConfigOverrideAndReloadTests {
     static let second: Int64 = 1_000_000
@@ -83,18 +84,25 @@ import Testing
         #expect {
             try DaemonOverrides(scanIntervalMs: "50", scanWindowMs: "60").applied(to: DaemonConfiguration())
         } throws: { error in
-            "\(error)".contains("--scan-window-ms (scanner.scan_window_ms): the scan window (60 ms) is longer than the scan interval (50 ms")
+            "\(error)".contains(
+                """
+                --scan-window-ms (scanner.scan_window_ms): the scan window (60 ms) is longer than the scan \
+                interval (50 ms
+                """
+            )
         }
     }
 
     @Test func flagNamesDocumentedInTheIssueAllExist() {
-        let flags = ["--backend", "--adapter", "--replay", "--speed", "--loop", "--remote-url", "--poll-interval",
-                     "--timeout", "--stale-after", "--policy", "--min-rssi", "--zones", "--socket", "--state-dir",
-                     "--record", "--log-level", "--company-id",
-                     // The live-scanning issue's.
-                     "--active", "--scan-interval-ms", "--scan-window-ms", "--record-max-mb", "--record-keep",
-                     // Issue 9's.
-                     "--deescalation-hold"]
+        let flags = [
+            "--backend", "--adapter", "--replay", "--speed", "--loop", "--remote-url", "--poll-interval",
+            "--timeout", "--stale-after", "--policy", "--min-rssi", "--zones", "--socket", "--state-dir",
+            "--record", "--log-level", "--company-id",
+            // The live-scanning issue's.
+            "--active", "--scan-interval-ms", "--scan-window-ms", "--record-max-mb", "--record-keep",
+            // Issue 9's.
+            "--deescalation-hold",
+        ]
         #expect(Set(flags) == Set(ConfigKey.allCases.compactMap(\.flag)))
         #expect(ConfigKey.forFlag("--socket") == .socketPath)
         #expect(ConfigKey.forFlag("--record") == .recordPath)
@@ -109,10 +117,11 @@ import Testing
             #expect(error.problems.map(\.flag) == ["--policy", "--min-rssi"])
             #expect(error.problems.map(\.key) == ["fusion.policy", "fusion.min_rssi"])
             #expect(error.problems.allSatisfy { $0.file == nil && $0.line == nil })
-            #expect(error.description == """
-                --policy (fusion.policy): unknown policy "safest" (expected safety, beacon-first or most-severe)
-                --min-rssi (fusion.min_rssi): must be between -127 and 20, found -300
-                """)
+            #expect(
+                error.description == """
+                    --policy (fusion.policy): unknown policy "safest" (expected safety, beacon-first or most-severe)
+                    --min-rssi (fusion.min_rssi): must be between -127 and 20, found -300
+                    """)
         }
     }
 
@@ -120,7 +129,8 @@ import Testing
         // The file asks for replay and the flag supplies the capture: checked together, not apart.
         let scratch = ConfigScratch()
         let capture = scratch.write("c.btsnoop", "x")
-        let configuration = try scratch.load("scanner:\n  backend: replay\n", overrides: DaemonOverrides(replay: capture))
+        let configuration = try scratch.load(
+            "scanner:\n  backend: replay\n", overrides: DaemonOverrides(replay: capture))
         #expect(configuration.scanner.replay == capture)
         let problems = scratch.problems("scanner:\n  adapter: hci0\n", overrides: DaemonOverrides(backend: "replay"))
         #expect(problems.first?.flag == "--backend")
@@ -147,7 +157,8 @@ import Testing
     @Test func reloadAppliesLiveKeysAndKeepsRestartKeys() throws {
         let scratch = ConfigScratch()
         let running = try scratch.load(Self.file)
-        let changed = try scratch.load("""
+        let changed = try scratch.load(
+            """
             scanner:
               adapter: hci9
               backend: bluez
@@ -170,13 +181,15 @@ import Testing
               level: debug
             """)
         let plan = changed.reloadPlan(from: running)
-        #expect(plan.applied.map(\.key) == [
-            .remoteURL, .remoteStaleAfter, .fusionPolicy, .fusionMinRSSI, .fusionZones, .fusionMaxTTL, .fusionAllow,
-            .logLevel,
-        ])
-        #expect(plan.needsRestart.map(\.key) == [
-            .scannerBackend, .scannerAdapter, .fusionMaxEntries, .socketPath, .socketMaxClients, .stateDir,
-        ])
+        #expect(
+            plan.applied.map(\.key) == [
+                .remoteURL, .remoteStaleAfter, .fusionPolicy, .fusionMinRSSI, .fusionZones, .fusionMaxTTL, .fusionAllow,
+                .logLevel,
+            ])
+        #expect(
+            plan.needsRestart.map(\.key) == [
+                .scannerBackend, .scannerAdapter, .fusionMaxEntries, .socketPath, .socketMaxClients, .stateDir,
+            ])
         let effective = plan.configuration
         #expect(effective.fusion.policy == .mostSevere)
         #expect(effective.fusion.zones == [3])
@@ -192,10 +205,12 @@ import Testing
         #expect(plan.fusionChanged)
         #expect(plan.remoteChanged)
         #expect(plan.logLevelChanged)
-        #expect(plan.needsRestart.first { $0.key == .socketPath }?.description
-            == "socket.path: /run/beacond/a.sock -> /run/beacond/b.sock")
-        #expect(plan.summary?.contains("applied remote.url: http://127.0.0.1:8080/state -> http://127.0.0.1:9090/state")
-            == true)
+        #expect(
+            plan.needsRestart.first { $0.key == .socketPath }?.description
+                == "socket.path: /run/beacond/a.sock -> /run/beacond/b.sock")
+        #expect(
+            plan.summary?.contains("applied remote.url: http://127.0.0.1:8080/state -> http://127.0.0.1:9090/state")
+                == true)
         #expect(plan.summary?.contains("needs restart (running values kept) scanner.backend: hci -> bluez") == true)
     }
 
@@ -239,8 +254,10 @@ import Testing
             #expect(error.problems.first?.file == path)
         }
 
-        scratch.write("beacond.yaml", Self.file.replacingOccurrences(of: "policy: safety", with: "policy: most-severe")
-            .replacingOccurrences(of: "min_rssi: -80", with: "min_rssi: -85"))
+        scratch.write(
+            "beacond.yaml",
+            Self.file.replacingOccurrences(of: "policy: safety", with: "policy: most-severe")
+                .replacingOccurrences(of: "min_rssi: -80", with: "min_rssi: -85"))
         let plan = try DaemonConfiguration.reload(path: path, overrides: overrides, current: running)
         // The flag still decides the policy; the file's new min_rssi applies.
         #expect(plan.applied.map(\.key) == [.fusionMinRSSI])
@@ -249,9 +266,11 @@ import Testing
     }
 
     @Test func reloadClassesMatchTheIssue() {
-        let live: Set<ConfigKey> = [.fusionPolicy, .fusionZones, .fusionMinRSSI, .remoteStaleAfter, .fusionMaxTTL,
-                                    .fusionAllow, .remoteURL, .remotePollInterval, .remoteTimeout, .remoteCAFile,
-                                    .remoteBearerTokenFile]
+        let live: Set<ConfigKey> = [
+            .fusionPolicy, .fusionZones, .fusionMinRSSI, .remoteStaleAfter, .fusionMaxTTL,
+            .fusionAllow, .remoteURL, .remotePollInterval, .remoteTimeout, .remoteCAFile,
+            .remoteBearerTokenFile,
+        ]
         for key in live { #expect(key.isLiveReloadable, "\(key.rawValue)") }
         for key in [ConfigKey.scannerBackend, .scannerAdapter, .socketPath] {
             #expect(!key.isLiveReloadable, "\(key.rawValue)")

@@ -32,10 +32,12 @@ import Testing
 
     @Test func theEndpointIsWhatTheURLNames() throws {
         #expect(try RemoteEndpoint(parsing: "file:///tmp/a%20b.json?v=1#x") == .file(path: "/tmp/a b.json"))
-        #expect(try RemoteEndpoint(parsing: "HTTPS://race.example/s")
-            == .http(url: "HTTPS://race.example/s", secure: true))
-        #expect(try RemoteEndpoint(parsing: "http://race.example/s")
-            == .http(url: "http://race.example/s", secure: false))
+        #expect(
+            try RemoteEndpoint(parsing: "HTTPS://race.example/s")
+                == .http(url: "HTTPS://race.example/s", secure: true))
+        #expect(
+            try RemoteEndpoint(parsing: "http://race.example/s")
+                == .http(url: "http://race.example/s", secure: false))
     }
 
     @Test func refusalsKeepTheirReasons() {

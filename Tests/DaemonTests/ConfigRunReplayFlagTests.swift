@@ -15,9 +15,14 @@ import Testing
         ("--zones", "1,65536", "entry 2: zone 65536 is outside 0...65535"),
         ("--zones", "1,x", "entry 2: expected a zone number, found \"x\""),
         ("--stale-after", "0.01", "must be between 0.1 and 86400 seconds, found 0.01"),
-        ("--stale-after", "9223372036854.775808",
-         "must be between 0.1 and 86400 seconds, found 9223372036854.775808"),
-        ("--stale-after", "1.0000001", "\"1.0000001\" has more than 6 decimal places (the resolution is a microsecond)"),
+        (
+            "--stale-after", "9223372036854.775808",
+            "must be between 0.1 and 86400 seconds, found 9223372036854.775808"
+        ),
+        (
+            "--stale-after", "1.0000001",
+            "\"1.0000001\" has more than 6 decimal places (the resolution is a microsecond)"
+        ),
         ("--stale-after", "15s", "expected a number of seconds (like 5 or 2.5), found \"15s\""),
     ]
 

@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 /// A private directory for one test's files, removed when the test ends.
 final class ConfigScratch {
@@ -32,9 +33,10 @@ final class ConfigScratch {
     }
 
     /// The error loading YAML text gives; records a failure when it loads.
-    func problems(_ yaml: String, overrides: DaemonOverrides = DaemonOverrides(),
-                  sourceLocation: SourceLocation = #_sourceLocation) -> [ConfigurationProblem]
-    {
+    func problems(
+        _ yaml: String, overrides: DaemonOverrides = DaemonOverrides(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [ConfigurationProblem] {
         do {
             _ = try load(yaml, overrides: overrides)
             Issue.record("expected a configuration error", sourceLocation: sourceLocation)

@@ -17,8 +17,9 @@ import Testing
         #expect(problems.count == 1)
         #expect(problems.first?.line == 1)
         #expect(problems.first?.column == 4)
-        #expect(problems.first?.reason
-            == "YAML anchors (&name) are not accepted in a config file (no key needs anchors or aliases)")
+        #expect(
+            problems.first?.reason
+                == "YAML anchors (&name) are not accepted in a config file (no key needs anchors or aliases)")
         #expect(problems.first?.description.hasPrefix(scratch.directory + "/beacond.yaml:1:4: YAML anchors") == true)
     }
 
@@ -45,7 +46,8 @@ import Testing
 
     @Test func textThatOnlyLooksLikeAnAliasIsFine() throws {
         let scratch = ConfigScratch()
-        let configuration = try scratch.load("""
+        let configuration = try scratch.load(
+            """
             # *Durations* are seconds & the rest: see docs/configuration.md
             remote:
               url: "https://race.example/api?a=1&b=*2"  # &tail *comment

@@ -1,8 +1,9 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import Glibc
 import Testing
+
+@testable import BeacondCore
 
 /// The pure parts of the HCI backend: the commands, the mode choice, configuration and filter.
 @Suite struct HCIScanSetupTests {
@@ -42,10 +43,12 @@ import Testing
         let parameters = HCIScanSetup.parameters(.extended, active: true, interval: 0x0140, window: 0x0050)
         #expect(parameters.opcode == 0x2041)
         #expect(parameters.parameters == [0x00, 0x00, 0x01, 0x01, 0x40, 0x01, 0x50, 0x00])
-        #expect(HCIScanSetup.enable(.extended, true)
-            == HCICommand(opcode: 0x2042, parameters: [0x01, 0x00, 0x00, 0x00, 0x00, 0x00]))
-        #expect(HCIScanSetup.enable(.extended, false)
-            == HCICommand(opcode: 0x2042, parameters: [0x00, 0x00, 0x00, 0x00, 0x00, 0x00]))
+        #expect(
+            HCIScanSetup.enable(.extended, true)
+                == HCICommand(opcode: 0x2042, parameters: [0x01, 0x00, 0x00, 0x00, 0x00, 0x00]))
+        #expect(
+            HCIScanSetup.enable(.extended, false)
+                == HCICommand(opcode: 0x2042, parameters: [0x00, 0x00, 0x00, 0x00, 0x00, 0x00]))
     }
 
     @Test func intervalAndWindowBecome0625MillisecondUnits() throws {
@@ -120,18 +123,23 @@ import Testing
     }
 
     @Test func messagesTellTheOperatorWhatToDo() {
-        #expect(HCIScannerError.permissionDenied(adapter: "hci0", operation: "open").description
-            .contains("CAP_NET_RAW and CAP_NET_ADMIN"))
+        #expect(
+            HCIScannerError.permissionDenied(adapter: "hci0", operation: "open").description
+                .contains("CAP_NET_RAW and CAP_NET_ADMIN"))
         #expect(HCIScannerError.leMetaFiltered(adapter: "hci0").description.contains("CAP_NET_RAW"))
-        #expect(HCIScannerError.noAdapter(adapter: "hci0", known: ["hci1", "hci2"]).description
-            == "no Bluetooth adapter named hci0 (the kernel has hci1, hci2)")
+        #expect(
+            HCIScannerError.noAdapter(adapter: "hci0", known: ["hci1", "hci2"]).description
+                == "no Bluetooth adapter named hci0 (the kernel has hci1, hci2)")
         #expect(HCIScannerError.bluetoothUnavailable.description.contains("no Bluetooth support"))
-        #expect(HCIScannerError.scanBusy(adapter: "hci0", opcode: 0x200C).description
-            .contains("use --backend bluez, or stop discovery (bluetoothctl scan off)"))
-        #expect(HCIScannerError.commandTimeout(adapter: "hci0", opcode: 0x2041, timeout: 2_000_000).description
-            == "hci0 did not answer LE Set Extended Scan Parameters (0x2041) within 2 s")
-        #expect(HCIScannerError.commandFailed(adapter: "hci0", opcode: 0x200B, status: 0x12).description
-            == "hci0 rejected LE Set Scan Parameters (0x200B): status 0x12 (Invalid HCI Command Parameters)")
+        #expect(
+            HCIScannerError.scanBusy(adapter: "hci0", opcode: 0x200C).description
+                .contains("use --backend bluez, or stop discovery (bluetoothctl scan off)"))
+        #expect(
+            HCIScannerError.commandTimeout(adapter: "hci0", opcode: 0x2041, timeout: 2_000_000).description
+                == "hci0 did not answer LE Set Extended Scan Parameters (0x2041) within 2 s")
+        #expect(
+            HCIScannerError.commandFailed(adapter: "hci0", opcode: 0x200B, status: 0x12).description
+                == "hci0 rejected LE Set Scan Parameters (0x200B): status 0x12 (Invalid HCI Command Parameters)")
         #expect(HCIScannerError.fromErrno(EAFNOSUPPORT, adapter: "hci0", operation: "x") == .bluetoothUnavailable)
         #expect(HCIScannerError.fromErrno(EPERM, adapter: "hci0", operation: "x").isPermanent)
         #expect(!HCIScannerError.fromErrno(ENODEV, adapter: "hci0", operation: "x").isPermanent)

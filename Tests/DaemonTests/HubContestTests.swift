@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
@@ -7,6 +6,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BeacondCore
 
 /// A contested key (two transmitters disagreeing on one key) as the daemon reports it.
 @Suite struct HubContestTests {
@@ -19,8 +20,9 @@ import Testing
         let loop = group.next()
         let clock = ManualClock(1_000 * Self.second)
         let (logger, store) = CapturingLogHandler.logger()
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-                                logger: logger)
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: logger)
         try loop.submit {
             hub.start(checkClockEvery: nil)
             try body(hub, clock, store)
@@ -43,9 +45,13 @@ import Testing
                 clock.time += 250_000
                 hub.ingest(real, address: address, rssi: -60, txPower: nil)
             }
-            #expect(spoofingWarnings(store) == [
-                "possible spoofing: zone 3 @ C0:FF:EE:00:00:03 heard with sequences 500 (evacuation) and 501 (normal)"
-            ])
+            #expect(
+                spoofingWarnings(store) == [
+                    """
+                    possible spoofing: zone 3 @ C0:FF:EE:00:00:03 heard with sequences 500 (evacuation) and 501 \
+                    (normal)
+                    """
+                ])
             #expect(hub.latest.mode == .evacuation)
 
             // The contest lapses, and starts again within the minute: not logged again.
@@ -67,13 +73,16 @@ import Testing
         try withHub { hub, clock, _ in
             let subscriber = RecordingSubscriber(wantsBeacons: true)
             hub.subscribe(subscriber)
-            hub.ingest(.circuit(zone: 3, mode: .normal, sequence: 501, ttl: 60), address: address, rssi: -60,
-                       txPower: nil)
-            #expect(subscriber.beacons.last.flatMap { ($0["beacon"] as? [String: Any])?["contested"] as? Bool }
-                == false)
+            hub.ingest(
+                .circuit(zone: 3, mode: .normal, sequence: 501, ttl: 60), address: address, rssi: -60,
+                txPower: nil)
+            #expect(
+                subscriber.beacons.last.flatMap { ($0["beacon"] as? [String: Any])?["contested"] as? Bool }
+                    == false)
             clock.time += Self.second
-            hub.ingest(.circuit(zone: 3, mode: .redFlag, sequence: 500, ttl: 10), address: address, rssi: -70,
-                       txPower: nil)
+            hub.ingest(
+                .circuit(zone: 3, mode: .redFlag, sequence: 500, ttl: 10), address: address, rssi: -70,
+                txPower: nil)
             let line = hub.statusLine()
             let status = RecordingSubscriber.object(ByteBuffer(bytes: line))
             let overrides = status["overrides"] as? [[String: Any]]
@@ -114,8 +123,9 @@ import Testing
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
         let clock = ManualClock(1_000_000_000)
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-                                logger: Logger(label: "test"))
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: Logger(label: "test"))
         try loop.submit {
             hub.start(checkClockEvery: nil)
             defer { hub.stop() }
@@ -123,8 +133,9 @@ import Testing
             let second = hub.sharedStatusLine()
             #expect(first == second)
             #expect(hub.counters.statusReused == 1)
-            hub.ingest(.circuit(zone: 4, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 9),
-                       rssi: -60, txPower: nil)
+            hub.ingest(
+                .circuit(zone: 4, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 9),
+                rssi: -60, txPower: nil)
             let afterPublication = RecordingSubscriber.object(hub.sharedStatusLine())
             #expect((afterPublication["state"] as? [String: Any])?["mode"] as? String == "red_flag")
             #expect((afterPublication["overrides"] as? [Any])?.count == 1)

@@ -1,6 +1,7 @@
-@testable import BeacondCore
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct JSONWriterTests {
     func written(_ body: (inout JSONWriter) -> Void) -> String {
@@ -23,12 +24,13 @@ import Testing
     @Test func everyControlCharacterIsEscaped() throws {
         for value in 0..<0x20 {
             let scalar = try #require(Unicode.Scalar(value))
-            let expected = switch value {
-            case 0x0A: #"\n"#
-            case 0x0D: #"\r"#
-            case 0x09: #"\t"#
-            default: String(format: "\\u%04x", value)
-            }
+            let expected =
+                switch value {
+                case 0x0A: #"\n"#
+                case 0x0D: #"\r"#
+                case 0x09: #"\t"#
+                default: String(format: "\\u%04x", value)
+                }
             let json = stringValue("a\(Character(scalar))b")
             #expect(json == "\"a\(expected)b\"", "U+\(String(value, radix: 16))")
             #expect(!json.utf8.contains { $0 < 0x20 })
@@ -44,7 +46,7 @@ import Testing
         #expect(stringValue("\u{202A}\u{202E}\u{2066}\u{2069}") == #""\u202a\u202e\u2066\u2069""#)
         // Neighbours with the same lead byte (E2 80 / E2 81) pass through as UTF-8.
         #expect(stringValue("\u{2027}\u{202F}\u{2065}\u{206A}—€") == "\"\u{2027}\u{202F}\u{2065}\u{206A}—€\"")
-        #expect(stringValue("x\u{2028}") == #""x\u2028""#)  // at the very end of the text
+        #expect(stringValue("x\u{2028}") == #""x\u2028""#) // at the very end of the text
     }
 
     @Test func keysAreEscapedLikeStrings() {
@@ -60,9 +62,11 @@ import Testing
     @Test func invalidUTF8BytesBecomeReplacementCharacters() {
         let raw: [UInt8] = [0x41, 0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80, 0x42]
         let json = raw.withUnsafeBytes { buffer in written { $0.string(bytes: buffer) } }
-        #expect(json.utf8.elementsEqual(
-            [0x22, 0x41, 0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD, 0x28] + Array(repeating: [0xEF, 0xBF, 0xBD], count: 3)
-                .flatMap { $0 } + [0x42, 0x22]))
+        #expect(
+            json.utf8.elementsEqual(
+                [0x22, 0x41, 0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD, 0x28]
+                    + Array(repeating: [0xEF, 0xBF, 0xBD], count: 3)
+                    .flatMap { $0 } + [0x42, 0x22]))
         #expect(!json.utf8.contains(0xFF))
         #expect(String(validating: Array(json.utf8), as: UTF8.self) != nil)
     }
@@ -94,12 +98,12 @@ import Testing
 
     @Test func fixedDecimalsRoundAndRefuseWhatTheyCannotPrint() {
         #expect(written { $0.number(1.23456, decimals: 3) } == "1.235")
-        #expect(written { $0.number(-0.0004, decimals: 3) } == "0.000")  // no "-0.000"
+        #expect(written { $0.number(-0.0004, decimals: 3) } == "0.000") // no "-0.000"
         #expect(written { $0.number(-0.0006, decimals: 3) } == "-0.001")
         #expect(written { $0.number(2, decimals: 0) } == "2")
         #expect(written { $0.number(.nan, decimals: 2) } == "null")
         #expect(written { $0.number(-.infinity, decimals: 2) } == "null")
-        #expect(written { $0.number(1e17, decimals: 3) } == "null")  // beyond ±2^63 once scaled
+        #expect(written { $0.number(1e17, decimals: 3) } == "null") // beyond ±2^63 once scaled
         // Out-of-range decimals are clamped to 0...18 rather than trapping.
         #expect(written { $0.number(1.5, decimals: -3) } == "2")
         #expect(written { $0.number(0.5, decimals: 40) } == "0.500000000000000000")
@@ -115,13 +119,14 @@ import Testing
     }
 
     @Test func commasAtEveryDepthEvenBeyondSixtyFour() throws {
-        #expect(written {
-            $0.beginObject()
-            $0.key("a"); $0.beginArray(); $0.int(1); $0.beginArray(); $0.endArray(); $0.bool(true); $0.endArray()
-            $0.key("b"); $0.beginObject(); $0.endObject()
-            $0.key("c"); $0.null()
-            $0.endObject()
-        } == #"{"a":[1,[],true],"b":{},"c":null}"#)
+        #expect(
+            written {
+                $0.beginObject()
+                $0.key("a"); $0.beginArray(); $0.int(1); $0.beginArray(); $0.endArray(); $0.bool(true); $0.endArray()
+                $0.key("b"); $0.beginObject(); $0.endObject()
+                $0.key("c"); $0.null()
+                $0.endObject()
+            } == #"{"a":[1,[],true],"b":{},"c":null}"#)
         // 100 levels, each holding an empty array, the next level and a number: valid JSON at every
         // depth (levels beyond 64 once shared one bit, and lost the comma after an empty array).
         let json = written {
@@ -132,8 +137,11 @@ import Testing
         #expect(json == expected)
         #expect(try JSONSerialization.jsonObject(with: Data(json.utf8)) is [Any])
         // Unbalanced closes are the caller's bug: written, never a trap.
-        #expect(written { $0.endArray(); $0.endArray(); $0.beginArray(); $0.int(1); $0.int(2); $0.endArray() }
-            == "]][1,2]")
+        #expect(
+            written {
+                $0.endArray(); $0.endArray(); $0.beginArray(); $0.int(1); $0.int(2); $0.endArray()
+            }
+                == "]][1,2]")
     }
 
     @Test func hexIsLowerCase() {

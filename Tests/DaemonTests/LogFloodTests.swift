@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Foundation
@@ -6,6 +5,8 @@ import Logging
 import NIOPosix
 import Synchronization
 import Testing
+
+@testable import BeacondCore
 
 /// A clock tests move by hand, in microseconds.
 final class StepClock: Sendable {
@@ -42,9 +43,10 @@ final class StepClock: Sendable {
         _ = limiter.admit("b", level: .warning)
         _ = limiter.admit("a", level: .info)
         _ = limiter.admit("a", level: .info)
-        #expect(limiter.takeSummaries() == [
-            .init(kind: "a", count: 1, level: .info), .init(kind: "b", count: 2, level: .warning),
-        ])
+        #expect(
+            limiter.takeSummaries() == [
+                .init(kind: "a", count: 1, level: .info), .init(kind: "b", count: 2, level: .warning),
+            ])
         #expect(limiter.takeSummaries().isEmpty)
         #expect(LogRateLimiter.Summary(kind: "a", count: 1, level: .info).message == "suppressed 1 a messages")
     }
@@ -80,8 +82,9 @@ final class StepClock: Sendable {
         let total = 46_000
         for index in 0..<total {
             if index % 46 == 0 { clock.advance(10_000) }
-            logger.limited(limiter: limiter, .notice, "client.abuse",
-                           "client \(index): 16 errors, closing the connection")
+            logger.limited(
+                limiter: limiter, .notice, "client.abuse",
+                "client \(index): 16 errors, closing the connection")
         }
         limiter.logSummaries(to: logger)
         let lines = captured.lines
@@ -173,8 +176,13 @@ final class StepClock: Sendable {
         clock.advance(1_000_000)
         _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) { captured.lines.count >= 21 }
         #expect(captured.lines.count == 21)
-        #expect(captured.lines.last
-            == "<6>beacond: state: 100 changes in the last second (80 summarised), last: state seq=100 mode=red_flag\n")
+        #expect(
+            captured.lines.last
+                == """
+                <6>beacond: state: 100 changes in the last second (80 summarised), last: state seq=100 \
+                mode=red_flag\n
+                """
+        )
     }
 }
 
@@ -215,8 +223,9 @@ final class StepClock: Sendable {
         let logger = Logger(label: "beacond") { label in
             StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
         }
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(),
-                                clock: ManualClock(1_000_000_000), backend: "test", logger: logger)
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(),
+            clock: ManualClock(1_000_000_000), backend: "test", logger: logger)
         let started = MonotonicClock.micros()
         let finalSeq = try loop.submit {
             hub.start(checkClockEvery: nil)

@@ -17,7 +17,7 @@ import Glibc
         let flags = fcntl(ends[1], F_GETFL)
         #expect(fcntl(ends[1], F_SETFL, flags | O_NONBLOCK) == 0)
         let line = String(repeating: "x", count: 999) + "\n"
-        let lines = 300  // 300 kB: several times a pipe's 64 KiB
+        let lines = 300 // 300 kB: several times a pipe's 64 KiB
         let reader = ends[0]
         let total = ByteCount()
         let finished = DispatchSemaphore(value: 0)

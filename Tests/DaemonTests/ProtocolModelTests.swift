@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import Foundation
 import NIOCore
 import Testing
+
+@testable import BeacondCore
 
 extension StatusMessage {
     /// A beacon with every field set, numbers that print exactly.
@@ -133,8 +134,10 @@ extension StatusMessage {
         var plain = StatusMessage.sample()
         plain.hci = HCIBackendStatus(adapter: "hci0", mode: "legacy")
         let plainLine = text(plain)
-        for absent in ["\"scan\"", "\"bluez\"", "\"remote_poller\"", "\"server\"", "last_malformed", "recording",
-                       "\"detail\""] {
+        for absent in [
+            "\"scan\"", "\"bluez\"", "\"remote_poller\"", "\"server\"", "last_malformed", "recording",
+            "\"detail\"",
+        ] {
             #expect(!plainLine.contains(absent), "\(absent) in \(plainLine)")
         }
         #expect(try roundTrip(plain) == .status(plain))
@@ -163,8 +166,9 @@ extension StatusMessage {
     /// Clients ignore types and fields they do not know; a known type with a wrong field is an error.
     @Test func unknownTypesAndFieldsAreIgnoredWrongShapesAreNot() throws {
         #expect(try ServerMessage(line: Array(#"{"type":"later","x":1}"#.utf8)) == .unknown(type: "later"))
-        #expect(try ServerMessage(line: Array(#"{"type":"dropped","count":3,"new":[1]}"#.utf8))
-            == .dropped(DroppedMessage(count: 3)))
+        #expect(
+            try ServerMessage(line: Array(#"{"type":"dropped","count":3,"new":[1]}"#.utf8))
+                == .dropped(DroppedMessage(count: 3)))
         #expect(throws: DecodingError.self) {
             try ServerMessage(line: Array(#"{"type":"dropped","count":1e300}"#.utf8))
         }
@@ -246,8 +250,9 @@ extension StatusMessage {
             #expect(try JSONDecoder().decode(ClientRequest.self, from: Data(line.utf8)) == request)
         }
         #expect(ClientRequest.invalid(reason: "x").commandLine == nil)
-        #expect(try JSONDecoder().decode(ClientRequest.self, from: Data(#"{"cmd":"dance"}"#.utf8))
-            == .invalid(reason: "unknown command \"dance\" (expected status, subscribe or ping)"))
+        #expect(
+            try JSONDecoder().decode(ClientRequest.self, from: Data(#"{"cmd":"dance"}"#.utf8))
+                == .invalid(reason: "unknown command \"dance\" (expected status, subscribe or ping)"))
         // JSONDecoder takes duplicate keys (as the parser always did): the first one counts.
         #expect(ClientRequest.parse(ByteBuffer(string: #"{"cmd":"ping","cmd":"dance"}"#)) == .ping)
     }

@@ -1,9 +1,10 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct RemoteDocumentTests {
     func parse(_ text: String) throws -> RemoteSnapshot {
@@ -50,8 +51,9 @@ import Testing
         #expect(hugeID.id == String(repeating: "9", count: RemoteStateDocument.maxFieldBytes))
         #expect(hugeID.temperature == nil)
         #expect(hugeID.trackMode == .normal)
-        #expect(try parse(#"{"unused":{"deep":[1e400,-1e400,123456789012345678901234567890]},"mode":"RED"}"#)
-            .trackMode == .redFlag)
+        #expect(
+            try parse(#"{"unused":{"deep":[1e400,-1e400,123456789012345678901234567890]},"mode":"RED"}"#)
+                .trackMode == .redFlag)
     }
 
     @Test func duplicateKeysAtAnyDepthAreAnAmbiguousDocument() throws {
@@ -96,8 +98,9 @@ import Testing
 
     @Test func extremeBodiesNeverTrap() throws {
         // A leading byte order mark is skipped.
-        #expect(try RemoteStateDocument.snapshot(fromBody: Data([0xEF, 0xBB, 0xBF] + Array(#"{"mode":"RED"}"#.utf8)))
-            .trackMode == .redFlag)
+        #expect(
+            try RemoteStateDocument.snapshot(fromBody: Data([0xEF, 0xBB, 0xBF] + Array(#"{"mode":"RED"}"#.utf8)))
+                .trackMode == .redFlag)
         // Nesting: at most RemoteJSON.maxDepth levels, and 100,000 levels are refused without recursion.
         let levels = RemoteJSON.maxDepth - 1
         let allowed = String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
@@ -121,11 +124,14 @@ import Testing
 
     /// Random mutations of a real document: every outcome is a snapshot or a `RemoteDocumentError`.
     @Test func mutatedDocumentsParseOrFailCleanly() throws {
-        let seed = Array((#"{"id":7,"global_mode":"RED_FLAG","mode":"GREEN","message":"D\u00e9bris \"3\"","#
-            + #""temperature":21.5,"humidity":"40","wind":[1,{"a":null}],"last_updated":true}"#).utf8)
+        let seed = Array(
+            (#"{"id":7,"global_mode":"RED_FLAG","mode":"GREEN","message":"D\u00e9bris \"3\"","#
+                + #""temperature":21.5,"humidity":"40","wind":[1,{"a":null}],"last_updated":true}"#).utf8)
         var generator = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
-        let interesting: [UInt8] = [0x00, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x80, 0xC3, 0xF0, 0xFF,
-                                    0x65, 0x2D]
+        let interesting: [UInt8] = [
+            0x00, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x80, 0xC3, 0xF0, 0xFF,
+            0x65, 0x2D,
+        ]
         var parsed = 0
         for _ in 0..<3000 {
             var body = seed
@@ -146,11 +152,11 @@ import Testing
                 #expect(error is RemoteDocumentError)
             }
         }
-        #expect(parsed > 10)  // some mutations (inside strings) stay valid
+        #expect(parsed > 10) // some mutations (inside strings) stay valid
     }
 
     @Test func textFieldsAreCutAtAUTF8Boundary() throws {
-        let emoji = String(repeating: "😀", count: 400)  // 1600 bytes
+        let emoji = String(repeating: "😀", count: 400) // 1600 bytes
         let snapshot = try parse(#"{"message":"\#(emoji)","wind":"\#(String(repeating: "é", count: 100))"}"#)
         #expect(snapshot.message == String(repeating: "😀", count: RemoteStateDocument.maxMessageBytes / 4))
         #expect(snapshot.wind == String(repeating: "é", count: RemoteStateDocument.maxFieldBytes / 2))
@@ -180,16 +186,18 @@ import Testing
         let (logger, logs) = CapturingLogHandler.logger()
         let sink = RecordingRemoteSink()
         let poller = try RemoteStatePoller(
-            configuration: RemotePollerConfiguration(url: "file://" + path, pollInterval: .seconds(60),
-                                                     staleAfter: .seconds(3)),
+            configuration: RemotePollerConfiguration(
+                url: "file://" + path, pollInterval: .seconds(60),
+                staleAfter: .seconds(3)),
             sink: sink, logger: logger, random: { 0.5 })
         #expect(try await poller.pollOnce() <= .seconds(60))
         let duplicated = #"{"global_mode":"GREEN","global_mode":"EVACUATION"}"#
         try duplicated.write(toFile: path, atomically: true, encoding: .utf8)
         var delays: [Duration] = []
         for _ in 0..<4 { delays.append(try await poller.pollOnce()) }
-        #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN"))]
-            + Array(repeating: .failed(.invalidDocument), count: 4))
+        #expect(
+            sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN"))]
+                + Array(repeating: .failed(.invalidDocument), count: 4))
         let warnings = logs.at(.warning)
         #expect(warnings.count == 1)
         #expect(warnings.first?.message.contains(#"duplicate key "global_mode" at byte 23"#) == true)
@@ -214,10 +222,10 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID()).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try """
-            {"ts": 1778932805.0, "state": {"global_mode": "RED"}}
-            {"ts": 1778932806.0, "state": {"global_mode": "GREEN", "global_mode": "RED"}}
+        {"ts": 1778932805.0, "state": {"global_mode": "RED"}}
+        {"ts": 1778932806.0, "state": {"global_mode": "GREEN", "global_mode": "RED"}}
 
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         do {
             _ = try RemoteTimeline(path: path)
             Issue.record("a timeline with a duplicate key was accepted")
@@ -243,8 +251,10 @@ import Testing
     @Test func aLineWithAnInfiniteTimeOrBadSyntaxNamesItsLine() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID()).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        for (line, reason) in [(#"{"ts": 1e400, "error": "x"}"#, #""ts" is 1e400"#),
-                               (#"{"ts": 5, "error": "x",}"#, "not valid JSON: unexpected \"}\" at byte 23")] {
+        for (line, reason) in [
+            (#"{"ts": 1e400, "error": "x"}"#, #""ts" is 1e400"#),
+            (#"{"ts": 5, "error": "x",}"#, "not valid JSON: unexpected \"}\" at byte 23"),
+        ] {
             try "\(line)\n".write(toFile: path, atomically: true, encoding: .utf8)
             do {
                 _ = try RemoteTimeline(path: path)

@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import CircuitState
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 /// `RemoteJSONDecoder`: Decodable types over the strict parser's tree, with beacond's messages.
 @Suite struct RemoteJSONDecoderTests {
@@ -49,8 +50,10 @@ import Testing
             (#"{"small":null,\#(base)}"#, #""small" must be an integer (found null)"#),
             (#"{"list":[],"flag":true}"#, #""small" is missing"#),
             (#"{"small":1,"list":[1,"x"],"flag":true}"#, #""list[1]" must be an integer (found a string)"#),
-            (#"{"small":1,\#(base),"nested":{"name":"n","ratio":1e400}}"#,
-             #""nested.ratio" is 1e400, beyond a Double's range"#),
+            (
+                #"{"small":1,\#(base),"nested":{"name":"n","ratio":1e400}}"#,
+                #""nested.ratio" is 1e400, beyond a Double's range"#
+            ),
             (#"{"small":1,\#(base),"nested":[]}"#, #""nested" must be an object (found an array)"#),
             (#"{"small":1,"list":{},"flag":true}"#, #""list" must be an array (found an object)"#),
             (#"{"small":1,"list":[],"flag":"yes"}"#, #""flag" must be a boolean (found a string)"#),
@@ -92,8 +95,9 @@ import Testing
     /// Duplicate keys never reach a Decodable type: refused at the top level and nested, in each
     /// reader (the venue body is covered by `RemoteDocumentTests`), naming the key and its byte.
     @Test func duplicateKeysAreRefusedInTheStateFileAtTopLevelAndNested() throws {
-        let good = String(decoding: RemoteStateStore.encode(
-            PersistedRemoteState(snapshot: RemoteSnapshot(id: "1", globalMode: "GREEN"), fetchedWallMicros: 5)),
+        let good = String(
+            decoding: RemoteStateStore.encode(
+                PersistedRemoteState(snapshot: RemoteSnapshot(id: "1", globalMode: "GREEN"), fetchedWallMicros: 5)),
             as: UTF8.self)
         for (text, key) in [
             (good.replacingOccurrences(of: #""version":1"#, with: #""version":1,"version":1"#), "version"),
@@ -111,8 +115,10 @@ import Testing
     }
 
     @Test func stateFileErrorsNameTheField() throws {
-        let good = String(decoding: RemoteStateStore.encode(
-            PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: 5)), as: UTF8.self)
+        let good = String(
+            decoding: RemoteStateStore.encode(
+                PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: 5)),
+            as: UTF8.self)
         #expect(try RemoteStateStore.decode(Array(good.utf8)).snapshot.globalMode == "GREEN")
         for (from, to, expected) in [
             (#""version":1"#, #""version":2"#, #""version" must be 1"#),
@@ -140,8 +146,9 @@ import Testing
             try RemoteStateDocument.snapshot(fromBody: Data(text.utf8))
         }
         #expect(try snapshot(#"[{"mode":"RED"},7]"#).mode == "RED")
-        #expect(try snapshot(#"{"humidity":" 40 ","temperature":"-0","id":true,"wind":{"a":1}}"#)
-            == RemoteSnapshot(temperature: -0.0, humidity: 40))
+        #expect(
+            try snapshot(#"{"humidity":" 40 ","temperature":"-0","id":true,"wind":{"a":1}}"#)
+                == RemoteSnapshot(temperature: -0.0, humidity: 40))
         for (text, expected) in [
             ("[7]", #""[0]" must be an object (found a number)"#),
             ("7", "the document must be an object (found a number)"),
@@ -174,16 +181,19 @@ import Testing
     }
 
     @Test func acceptedShapes() throws {
-        let entries = try timeline("""
+        let entries = try timeline(
+            """
             {"ts": 2, "state": [{"global_mode": "RED"}]}
             {"ts": 1.5, "error": 503}
             {"ts": 3, "error": {"code": 1}}
             {"ts": 4, "state": []}
 
-            """).entries
+            """
+        ).entries
         #expect(entries.map(\.time) == [1_500_000, 2_000_000, 3_000_000, 4_000_000])
         guard case .failed(let number) = entries[0].event, case .fetched(let red) = entries[1].event,
-              case .failed(let object) = entries[2].event, case .fetched(let empty) = entries[3].event else {
+            case .failed(let object) = entries[2].event, case .fetched(let empty) = entries[3].event
+        else {
             Issue.record("unexpected events \(entries.map(\.event))")
             return
         }

@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Foundation
@@ -6,147 +5,12 @@ import Logging
 import ServiceLifecycle
 import Testing
 
+@testable import BeacondCore
+
 private let apiObject = """
     {"id":7,"global_mode":"RED_FLAG","mode":"GREEN","message":"Debris at turn 3","temperature":21.5,
      "humidity":"40","wind":"NW 12","forecast":"dry","last_updated":"2026-05-16T12:00:10Z"}
     """
-
-@Suite struct RemoteBackoffTests {
-    /// Long enough that `stale_after / 3` does not cap these tests' delays.
-    static let longStaleAfter = Duration.seconds(3600)
-
-    @Test func growsExponentiallyAndIsCappedAtSixIntervals() {
-        let interval = Duration.seconds(5)
-        let delays = (0...8).map {
-            RemoteBackoff.delay(afterFailures: $0, interval: interval, staleAfter: Self.longStaleAfter, random: 0)
-        }
-        #expect(delays == [.seconds(5), .seconds(5), .seconds(10), .seconds(20), .seconds(30), .seconds(30),
-                           .seconds(30), .seconds(30), .seconds(30)])
-        #expect(RemoteBackoff.delay(afterFailures: .max, interval: interval, staleAfter: Self.longStaleAfter,
-                                    random: 0) == .seconds(30))
-    }
-
-    @Test func jitterShortensButStaysWithinIntervalAndCap() {
-        let interval = Duration.milliseconds(2500)
-        func delay(_ failures: Int, _ random: Double) -> Duration {
-            RemoteBackoff.delay(afterFailures: failures, interval: interval, staleAfter: Self.longStaleAfter,
-                                random: random)
-        }
-        var seen = Set<Duration>()
-        for failures in 1...12 {
-            for step in 0..<50 {
-                let value = delay(failures, Double(step) / 50)
-                #expect(value >= interval)
-                #expect(value <= interval * 6)
-                if failures >= 4 { seen.insert(value) }
-            }
-        }
-        // Capped delays still spread (so pollers that failed together do not retry together).
-        #expect(seen.count > 10)
-        #expect(delay(3, 0.999_999) < .seconds(10))
-        #expect(delay(3, 0.999_999) > .milliseconds(7499))
-        // A broken random source cannot break the bounds.
-        #expect(delay(9, .nan) == .seconds(15))
-        #expect(delay(9, 7) >= interval)
-    }
-
-    /// Issue 9: with a 5 s interval the backoff reached 30 s, past `stale_after` (15 s).
-    @Test func neverWaitsLongerThanAThirdOfStaleAfter() {
-        for (interval, staleAfter) in [(Duration.seconds(5), Duration.seconds(15)), (.seconds(1), .seconds(15)),
-                                       (.milliseconds(250), .seconds(2)), (.seconds(30), .seconds(15)),
-                                       (.seconds(2), .seconds(60))] {
-            let cap = staleAfter / 3
-            #expect(RemoteBackoff.cap(interval: interval, staleAfter: staleAfter) <= cap)
-            for failures in [0, 1, 2, 3, 4, 5, 8, 16, 64, .max] {
-                for random in [0, 0.3, 0.999_999, .nan, -1, 7] {
-                    let delay = RemoteBackoff.delay(afterFailures: failures, interval: interval,
-                                                    staleAfter: staleAfter, random: random)
-                    #expect(delay <= cap, "\(interval) \(staleAfter) \(failures) \(random)")
-                    // poll_interval stays the floor wherever it fits under the cap.
-                    #expect(delay >= min(interval, cap), "\(interval) \(staleAfter) \(failures) \(random)")
-                }
-            }
-        }
-        // The defaults: a failing race control is retried every 5 s, no more slowly.
-        let defaults = (1...10).map {
-            RemoteBackoff.delay(afterFailures: $0, interval: .seconds(5), staleAfter: .seconds(15), random: 0.5)
-        }
-        #expect(defaults.allSatisfy { $0 == .seconds(5) })
-        // Below 1 s intervals there is still room to back off, up to stale_after / 3.
-        #expect(RemoteBackoff.delay(afterFailures: 3, interval: .seconds(1), staleAfter: .seconds(15), random: 0)
-            == .seconds(4))
-        #expect(RemoteBackoff.delay(afterFailures: 9, interval: .seconds(1), staleAfter: .seconds(15), random: 0)
-            == .seconds(5))
-        // An absurdly small stale_after cannot make the poller spin; an absurdly large one cannot trap.
-        #expect(RemoteBackoff.delay(afterFailures: 9, interval: .seconds(5), staleAfter: .microseconds(1), random: 0)
-            == RemoteBackoff.minimumDelay)
-        #expect(RemoteBackoff.delay(afterFailures: 9, interval: .seconds(Int64.max / 8),
-                                    staleAfter: .seconds(Int64.max / 4),
-                                    random: 0) > .seconds(1_000_000))
-    }
-}
-
-@Suite struct RemoteConfigurationTests {
-    @Test func rejectsBadURLsAndSettings() throws {
-        for url in ["ftp://example.com/state", "http:///state", "file://venue-server/state.json", "not a url", "state.json"] {
-            #expect(throws: RemoteConfigurationError.self, "\(url)") {
-                try RemotePollerConfiguration(url: url).prepare()
-            }
-        }
-        #expect(throws: RemoteConfigurationError.self) {
-            try RemotePollerConfiguration(url: "http://127.0.0.1/", pollInterval: .zero).prepare()
-        }
-        #expect(throws: RemoteConfigurationError.self) {
-            try RemotePollerConfiguration(url: "https://127.0.0.1/", caFile: "/nonexistent/ca.pem").prepare()
-        }
-        let prepared = try RemotePollerConfiguration(url: "file:///var/lib/state.json").prepare()
-        #expect(prepared.endpoint == .file(path: "/var/lib/state.json"))
-        #expect(prepared.tls == nil)
-        let secure = try RemotePollerConfiguration(url: "https://user:pw@venue.example/api/state").prepare()
-        #expect(secure.tls?.certificateVerification == .fullVerification)
-        #expect(secure.endpoint.description == "https://venue.example/api/state")
-    }
-
-    @Test func tokenIsTrimmedAndMustBeOneHeaderSafeWord() throws {
-        let directory = try RemoteTestTools.temporaryDirectory()
-        let path = directory + "/token"
-        try "  s3cr3t-token.abc\n\n".write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(try RemotePollerConfiguration.readToken(from: path) == "s3cr3t-token.abc")
-        for bad in ["two\r\nX-Injected: 1", "   \n", "with space"] {
-            try bad.write(toFile: path, atomically: true, encoding: .utf8)
-            #expect(throws: RemoteConfigurationError.self) { try RemotePollerConfiguration.readToken(from: path) }
-        }
-        #expect(throws: RemoteConfigurationError.self) {
-            try RemotePollerConfiguration.readToken(from: directory + "/missing")
-        }
-    }
-}
-
-extension RemoteConfigurationTests {
-    /// A token or CA file that is a device, a FIFO or huge is refused at once, never read without end.
-    @Test func settingFilesAreRegularAndBounded() throws {
-        let directory = try RemoteTestTools.temporaryDirectory()
-        let big = directory + "/big"
-        try Data(repeating: UInt8(ascii: "a"), count: RemotePollerConfiguration.maxTokenBytes + 1)
-            .write(to: URL(fileURLWithPath: big))
-        let tooBig = "the file is over \(RemotePollerConfiguration.maxTokenBytes) bytes"
-        #expect(throws: RemoteConfigurationError(reason: "remote.bearer_token_file \(big): \(tooBig)")) {
-            try RemotePollerConfiguration.readToken(from: big)
-        }
-        #expect(throws: RemoteConfigurationError(reason: "remote.bearer_token_file: /dev/zero is not a regular file")) {
-            try RemotePollerConfiguration.readToken(from: "/dev/zero")
-        }
-        #expect(throws: RemoteConfigurationError(reason: "remote.ca_file: /dev/zero is not a regular file")) {
-            try RemotePollerConfiguration(url: "https://127.0.0.1/", caFile: "/dev/zero").prepare()
-        }
-        #expect(throws: RemoteConfigurationError.self) {
-            try RemotePollerConfiguration(url: "https://127.0.0.1/", caFile: big).prepare()
-        }
-        #expect(throws: RemoteConfigurationError.self) {
-            try RemotePollerConfiguration(url: "http://127.0.0.1/", staleAfter: .zero).prepare()
-        }
-    }
-}
 
 @Suite(.enabled(if: RemoteTestTools.hasPython, "needs /usr/bin/python3 for the local venue API server"))
 struct RemoteFetchTests {
@@ -164,9 +28,11 @@ struct RemoteFetchTests {
         let configuration = RemotePollerConfiguration(url: server.url, timeout: .seconds(2))
         try server.serve(apiObject)
         let first = try await fetch(configuration).get()
-        #expect(first == RemoteSnapshot(
-            id: "7", globalMode: "RED_FLAG", mode: "GREEN", message: "Debris at turn 3", temperature: 21.5,
-            humidity: 40, wind: "NW 12", forecast: "dry", lastUpdated: "2026-05-16T12:00:10Z"))
+        #expect(
+            first
+                == RemoteSnapshot(
+                    id: "7", globalMode: "RED_FLAG", mode: "GREEN", message: "Debris at turn 3", temperature: 21.5,
+                    humidity: 40, wind: "NW 12", forecast: "dry", lastUpdated: "2026-05-16T12:00:10Z"))
         #expect(first.trackMode == .redFlag)
 
         try server.serve(#"{"global_mode":"","mode":"SAFETY_CAR","message":"SC deployed"}"#)
@@ -213,8 +79,10 @@ struct RemoteFetchTests {
         try server.serve(#"{"global_mode":"GREEN"}"# + String(repeating: " ", count: 65537 - 23))
         #expect(try await fetch(configuration).failure?.kind == .tooLarge)
         // Over the cap without a Content-Length.
-        try server.respond(["status": 200, "chunked": true,
-                            "body": #"{"m":""# + String(repeating: "y", count: 70000) + #""}"#])
+        try server.respond([
+            "status": 200, "chunked": true,
+            "body": #"{"m":""# + String(repeating: "y", count: 70000) + #""}"#,
+        ])
         #expect(try await fetch(configuration).failure?.kind == .tooLarge)
 
         let started = ContinuousClock.now
@@ -223,8 +91,9 @@ struct RemoteFetchTests {
         #expect(hung?.kind == .timeout)
         #expect(ContinuousClock.now - started < .seconds(3))
 
-        let refused = RemotePollerConfiguration(url: "http://127.0.0.1:\(RemoteTestTools.closedPort())/api/state",
-                                                timeout: .seconds(2))
+        let refused = RemotePollerConfiguration(
+            url: "http://127.0.0.1:\(RemoteTestTools.closedPort())/api/state",
+            timeout: .seconds(2))
         let refusedStarted = ContinuousClock.now
         #expect(try await fetch(refused).failure?.kind == .connectionRefused)
         #expect(ContinuousClock.now - refusedStarted < .seconds(1))
@@ -284,8 +153,10 @@ struct RemoteFetchTests {
     }
 }
 
-@Suite(.enabled(if: RemoteTestTools.hasPython && RemoteTestTools.hasOpenSSL,
-                "needs /usr/bin/python3 and /usr/bin/openssl for a local HTTPS server with a self-signed certificate"))
+@Suite(
+    .enabled(
+        if: RemoteTestTools.hasPython && RemoteTestTools.hasOpenSSL,
+        "needs /usr/bin/python3 and /usr/bin/openssl for a local HTTPS server with a self-signed certificate"))
 struct RemoteTLSTests {
     @Test func verifiesAgainstThePinnedCAFileOnly() async throws {
         let directory = try RemoteTestTools.temporaryDirectory()
@@ -321,8 +192,9 @@ struct RemotePollerTests {
         let sink = RecordingRemoteSink()
         let interval = Duration.seconds(2)
         let poller = try RemoteStatePoller(
-            configuration: RemotePollerConfiguration(url: server.url, pollInterval: interval, timeout: .seconds(2),
-                                                     staleAfter: .seconds(60)),
+            configuration: RemotePollerConfiguration(
+                url: server.url, pollInterval: interval, timeout: .seconds(2),
+                staleAfter: .seconds(60)),
             sink: sink, logger: logger, random: { 0 }, wallClock: { 1_747_396_810_000_000 })
 
         try server.serve(apiObject)
@@ -339,11 +211,12 @@ struct RemotePollerTests {
         #expect(failingDelays == [.seconds(2), .seconds(4), .seconds(8)])
         #expect(garbageDelays == [.seconds(12), .seconds(12)])
         #expect(recoveredDelay <= interval)
-        #expect(sink.events == [
-            .fetched(try RemoteStateDocument.snapshot(fromBody: Data(apiObject.utf8))),
-            .failed(.httpStatus), .failed(.httpStatus), .failed(.httpStatus), .failed(.notJSON), .failed(.notJSON),
-            .fetched(RemoteSnapshot()), .fetched(RemoteSnapshot()),
-        ])
+        #expect(
+            sink.events == [
+                .fetched(try RemoteStateDocument.snapshot(fromBody: Data(apiObject.utf8))),
+                .failed(.httpStatus), .failed(.httpStatus), .failed(.httpStatus), .failed(.notJSON), .failed(.notJSON),
+                .fetched(RemoteSnapshot()), .fetched(RemoteSnapshot()),
+            ])
 
         let warnings = logs.at(.warning)
         #expect(warnings.count == 2)
@@ -369,8 +242,10 @@ struct RemotePollerTests {
         writer.key("remote_poller")
         poller.pollerStatus.render(into: &writer)
         writer.endObject()
-        let status = try #require(
-            try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])["remote_poller"] as? [String: Any]
+        let status =
+            try #require(
+                try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])["remote_poller"]
+            as? [String: Any]
         #expect(status?["polls"] as? Int == 8)
         #expect((status?["failures"] as? [String: Any])?["http_status"] as? Int == 3)
         #expect(status?["last_error_kind"] as? String == "not_json")
@@ -383,8 +258,9 @@ struct RemotePollerTests {
         let sink = RecordingRemoteSink()
         try server.serve(#"{"global_mode":"GREEN"}"#)
         let poller = try RemoteStatePoller(
-            configuration: RemotePollerConfiguration(url: server.url, pollInterval: .milliseconds(100),
-                                                     timeout: .seconds(1)),
+            configuration: RemotePollerConfiguration(
+                url: server.url, pollInterval: .milliseconds(100),
+                timeout: .seconds(1)),
             sink: sink, logger: Logger(label: "test"))
         let task = Task { try await poller.run() }
         #expect(await sink.wait { $0.contains(.fetched(RemoteSnapshot(globalMode: "GREEN"))) })
@@ -418,8 +294,11 @@ struct RemotePollerTests {
         }
         try poller.update(RemotePollerConfiguration(url: "file://\(directory)/b.json", pollInterval: .seconds(60)))
         #expect(await sink.wait(within: 2) { $0.count == 2 })
-        #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "GREEN")),
-                                .fetched(RemoteSnapshot(globalMode: "YELLOW"))])
+        #expect(
+            sink.events == [
+                .fetched(RemoteSnapshot(globalMode: "GREEN")),
+                .fetched(RemoteSnapshot(globalMode: "YELLOW")),
+            ])
         task.cancel()
         try await task.value
     }
@@ -431,7 +310,8 @@ struct RemotePollerTests {
         try #"{"global_mode":"VSC"}"#.write(toFile: directory + "/state.json", atomically: true, encoding: .utf8)
         let sink = RecordingRemoteSink()
         let poller = try RemoteStatePoller(
-            configuration: RemotePollerConfiguration(url: "file://\(directory)/state.json", pollInterval: .milliseconds(50)),
+            configuration: RemotePollerConfiguration(
+                url: "file://\(directory)/state.json", pollInterval: .milliseconds(50)),
             sink: sink, logger: Logger(label: "test"))
         let group = ServiceGroup(services: [poller], logger: Logger(label: "test"))
         let task = Task { try await group.run() }

@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Foundation
@@ -6,6 +5,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BeacondCore
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ import Glibc
     @Test func theLoadersCapIsTheWritersWorstCase() throws {
         let worst = RemoteStateStore.encode(RemoteStateStore.worstCase)
         #expect(worst.count == RemoteStateStore.maxFileBytes)
-        #expect(RemoteStateStore.maxFileBytes < 64 * 1024)  // about 22 KiB
+        #expect(RemoteStateStore.maxFileBytes < 64 * 1024) // about 22 KiB
         let decoded = try RemoteStateStore.decode(worst)
         #expect(decoded == RemoteStateStore.worstCase)
         // The worst case's numbers are the longest a Double prints.
@@ -85,18 +86,24 @@ import Glibc
         let (store, logs) = try makeStore()
         let evacuation = RemoteSnapshot(globalMode: "EVACUATION", message: "leave")
         for early in [Int64.min, -5, 0] {
-            try store.save(PersistedRemoteState(snapshot: evacuation, fetchedWallMicros: early,
-                                                latchedSnapshot: evacuation))
-            #expect(store.load() == PersistedRemoteState(snapshot: evacuation, fetchedWallMicros: 1,
-                                                         latchedSnapshot: evacuation))
+            try store.save(
+                PersistedRemoteState(
+                    snapshot: evacuation, fetchedWallMicros: early,
+                    latchedSnapshot: evacuation))
+            #expect(
+                store.load()
+                    == PersistedRemoteState(
+                        snapshot: evacuation, fetchedWallMicros: 1,
+                        latchedSnapshot: evacuation))
         }
         #expect(logs.at(.warning).isEmpty)
     }
 
     @Test func aStateFileWithDuplicateKeysIsIgnored() throws {
         let (store, logs) = try makeStore()
-        let good = String(decoding: RemoteStateStore.encode(
-            PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)),
+        let good = String(
+            decoding: RemoteStateStore.encode(
+                PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)),
             as: UTF8.self)
         try good.replacingOccurrences(of: #""latched":false"#, with: #""latched":false,"latched":true"#)
             .write(toFile: store.path, atomically: true, encoding: .utf8)
@@ -114,12 +121,15 @@ private final class FileTestClock: EngineClock, @unchecked Sendable {
 
 @Suite struct RemoteStateRestartTests {
     /// A started hub; `restoration` is applied before the start, as the daemon does.
-    func withHub(restoring restoration: RemoteRestoration? = nil,
-                 _ body: (TrackStateHub, any EventLoop) async throws -> Void) async throws {
+    func withHub(
+        restoring restoration: RemoteRestoration? = nil,
+        _ body: (TrackStateHub, any EventLoop) async throws -> Void
+    ) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: FileTestClock(),
-                                backend: "test", logger: Logger(label: "test"))
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: FileTestClock(),
+            backend: "test", logger: Logger(label: "test"))
         try await loop.submit {
             if let restoration { hub.restoreRemote(restoration) }
             hub.start(checkClockEvery: nil)
@@ -186,8 +196,10 @@ private final class FileTestClock: EngineClock, @unchecked Sendable {
         let root = try RemoteTestTools.temporaryDirectory()
         try "x".write(toFile: root + "/file", atomically: true, encoding: .utf8)
         let (broken, logs) = store(root + "/file/beacond/state")
-        #expect(throws: StateDirectoryError(
-            reason: "state_dir \(root)/file/beacond/state cannot exist: \(root)/file is not a directory")) {
+        #expect(
+            throws: StateDirectoryError(
+                reason: "state_dir \(root)/file/beacond/state cannot exist: \(root)/file is not a directory")
+        ) {
             try broken.save(state)
         }
         #expect(broken.load() == nil)
@@ -210,10 +222,12 @@ private final class FileTestClock: EngineClock, @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: root + "/ro", withIntermediateDirectories: false)
         chmod(root + "/ro", 0o555)
         defer { chmod(root + "/ro", 0o755) }
-        #expect(RemoteStateDirectory.problem(root + "/ro")?.reason
-            == "state_dir \(root)/ro is not writable (Permission denied)")
-        #expect(RemoteStateDirectory.problem(root + "/ro/sub")?.reason
-            == "state_dir \(root)/ro/sub does not exist and cannot be created: "
+        #expect(
+            RemoteStateDirectory.problem(root + "/ro")?.reason
+                == "state_dir \(root)/ro is not writable (Permission denied)")
+        #expect(
+            RemoteStateDirectory.problem(root + "/ro/sub")?.reason
+                == "state_dir \(root)/ro/sub does not exist and cannot be created: "
                 + "\(root)/ro is not writable (Permission denied)")
         let (broken, _) = store(root + "/ro")
         #expect(throws: StateDirectoryError.self) { try broken.save(state) }

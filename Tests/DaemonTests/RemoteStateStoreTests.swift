@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Foundation
@@ -7,10 +6,13 @@ import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BeacondCore
+
 @Suite struct RemoteStateStoreTests {
     static let fetchedAt: Int64 = 1_747_396_810_123_456
-    static let evacuation = RemoteSnapshot(id: "9", globalMode: "EVACUATION", message: "Leave by gate \"B\"\n now",
-                                           temperature: 18.25, humidity: 55, lastUpdated: "2026-05-16T12:00:00Z")
+    static let evacuation = RemoteSnapshot(
+        id: "9", globalMode: "EVACUATION", message: "Leave by gate \"B\"\n now",
+        temperature: 18.25, humidity: 55, lastUpdated: "2026-05-16T12:00:00Z")
 
     func makeStore() throws -> (RemoteStateStore, CapturingLogHandler.Store) {
         let (logger, logs) = CapturingLogHandler.logger()
@@ -20,15 +22,17 @@ import Testing
     @Test func roundTripsTheSnapshotTimeAndLatch() throws {
         let (store, logs) = try makeStore()
         #expect(store.load() == nil)
-        #expect(logs.all.isEmpty)  // no file yet is not worth a warning
+        #expect(logs.all.isEmpty) // no file yet is not worth a warning
 
-        let green = RemoteSnapshot(id: "10", globalMode: "", mode: "GREEN", message: "café ✓", temperature: -3.75,
-                                   humidity: .nan, wind: "N", forecast: "rain", lastUpdated: "x")
-        let state = PersistedRemoteState(snapshot: green, fetchedWallMicros: Self.fetchedAt,
-                                         latchedSnapshot: Self.evacuation)
+        let green = RemoteSnapshot(
+            id: "10", globalMode: "", mode: "GREEN", message: "café ✓", temperature: -3.75,
+            humidity: .nan, wind: "N", forecast: "rain", lastUpdated: "x")
+        let state = PersistedRemoteState(
+            snapshot: green, fetchedWallMicros: Self.fetchedAt,
+            latchedSnapshot: Self.evacuation)
         try store.save(state)
         var expected = state
-        expected.snapshot.humidity = nil  // JSON has no NaN
+        expected.snapshot.humidity = nil // JSON has no NaN
         #expect(store.load() == expected)
         #expect(store.load()?.isLatched == true)
 
@@ -44,8 +48,10 @@ import Testing
     @Test func restorationCarriesTheTrueAgeAndLatch() throws {
         let (store, _) = try makeStore()
         #expect(store.restoration(nowWallMicros: Self.fetchedAt) == nil)
-        try store.save(PersistedRemoteState(snapshot: RemoteSnapshot(), fetchedWallMicros: Self.fetchedAt,
-                                            latchedSnapshot: Self.evacuation))
+        try store.save(
+            PersistedRemoteState(
+                snapshot: RemoteSnapshot(), fetchedWallMicros: Self.fetchedAt,
+                latchedSnapshot: Self.evacuation))
         let restored = try #require(store.restoration(nowWallMicros: Self.fetchedAt + 95_000_000))
         #expect(restored.age == 95_000_000)
         #expect(restored.isLatched)
@@ -59,32 +65,38 @@ import Testing
 
     @Test func writesAtomicallyAndIgnoresLeftoverTemporaryFiles() throws {
         let (store, _) = try makeStore()
-        let first = PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)
+        let first = PersistedRemoteState(
+            snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)
         try store.save(first)
         // A crash mid-write leaves at most a temporary file beside the real one; it changes nothing.
         try "{\"version\":1,\"fetch".write(toFile: store.path + ".tmp.99999", atomically: false, encoding: .utf8)
         #expect(store.load() == first)
         for index in 1...20 {
-            try store.save(PersistedRemoteState(snapshot: RemoteSnapshot(message: String(repeating: "m", count: index)),
-                                                fetchedWallMicros: Self.fetchedAt + Int64(index)))
+            try store.save(
+                PersistedRemoteState(
+                    snapshot: RemoteSnapshot(message: String(repeating: "m", count: index)),
+                    fetchedWallMicros: Self.fetchedAt + Int64(index)))
         }
         #expect(store.load()?.snapshot.message == String(repeating: "m", count: 20))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: store.directory)
-            .filter { $0.hasPrefix(RemoteStateStore.fileName + ".tmp.") && $0 != RemoteStateStore.fileName + ".tmp.99999" }
+            .filter {
+                $0.hasPrefix(RemoteStateStore.fileName + ".tmp.") && $0 != RemoteStateStore.fileName + ".tmp.99999"
+            }
         #expect(leftovers.isEmpty)
     }
 
     @Test func ignoresACorruptOrPartialFileWithAWarning() throws {
         let (store, logs) = try makeStore()
-        let good = String(decoding: RemoteStateStore.encode(
-            PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)),
+        let good = String(
+            decoding: RemoteStateStore.encode(
+                PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)),
             as: UTF8.self)
         let bad = [
-            String(good.prefix(good.count / 2)),  // torn
+            String(good.prefix(good.count / 2)), // torn
             "",
             "[]",
             good.replacingOccurrences(of: #""version":1"#, with: #""version":2"#),
-            good.replacingOccurrences(of: #""latched":false"#, with: #""latched":true"#),  // no latched snapshot
+            good.replacingOccurrences(of: #""latched":false"#, with: #""latched":true"#), // no latched snapshot
             good.replacingOccurrences(of: #""fetched_at_us":\#(Self.fetchedAt)"#, with: #""fetched_at_us":"soon""#),
             good.replacingOccurrences(of: #""snapshot":{"#, with: #""snapshot":[7],"x":{"#),
         ]
@@ -105,7 +117,8 @@ import Testing
         let (logger, logs) = CapturingLogHandler.logger()
         let root = try RemoteTestTools.temporaryDirectory()
         let nested = RemoteStateStore(stateDirectory: root + "/var/lib/beacond", logger: logger)
-        let state = PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)
+        let state = PersistedRemoteState(
+            snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)
         #expect(nested.saveLogged(state))
         #expect(nested.load() == state)
 
@@ -129,8 +142,9 @@ private final class RemoteTestClock: EngineClock, @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let clock = RemoteTestClock()
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-                                logger: Logger(label: "test"))
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: Logger(label: "test"))
         try await loop.submit { hub.start(checkClockEvery: nil) }.get()
         let (logger, _) = CapturingLogHandler.logger()
         let store = RemoteStateStore(stateDirectory: try RemoteTestTools.temporaryDirectory(), logger: logger)
@@ -138,25 +152,34 @@ private final class RemoteTestClock: EngineClock, @unchecked Sendable {
 
         let evacuation = RemoteSnapshot(globalMode: "EVACUATION", message: "leave now")
         await sink.remoteFetched(evacuation, wallMicros: 1_000)
-        #expect(store.load() == PersistedRemoteState(snapshot: evacuation, fetchedWallMicros: 1_000,
-                                                     latchedSnapshot: evacuation))
+        #expect(
+            store.load()
+                == PersistedRemoteState(
+                    snapshot: evacuation, fetchedWallMicros: 1_000,
+                    latchedSnapshot: evacuation))
         #expect(try await loop.submit { hub.latest.mode }.get() == .evacuation)
 
         // `{}` keeps the latch in the engine, and so in the file, with the evacuation's message.
         await sink.remoteFetched(RemoteSnapshot(), wallMicros: 2_000)
-        #expect(store.load() == PersistedRemoteState(snapshot: RemoteSnapshot(), fetchedWallMicros: 2_000,
-                                                     latchedSnapshot: evacuation))
+        #expect(
+            store.load()
+                == PersistedRemoteState(
+                    snapshot: RemoteSnapshot(), fetchedWallMicros: 2_000,
+                    latchedSnapshot: evacuation))
 
         await sink.remoteFailed(RemoteFailure(kind: .httpStatus, reason: "HTTP 500"))
         let afterFailure = try await loop.submit { hub.engine.remoteStatus(at: clock.now()) }.get()
         #expect(afterFailure?.lastFailureReason == "HTTP 500")
         #expect(afterFailure?.isLatched == true)
-        #expect(store.load()?.fetchedWallMicros == 2_000)  // a failure saves nothing
+        #expect(store.load()?.fetchedWallMicros == 2_000) // a failure saves nothing
 
         // A known mode other than evacuation releases the latch.
         await sink.remoteFetched(RemoteSnapshot(globalMode: "GREEN"), wallMicros: 3_000)
-        #expect(store.load() == PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"),
-                                                     fetchedWallMicros: 3_000))
+        #expect(
+            store.load()
+                == PersistedRemoteState(
+                    snapshot: RemoteSnapshot(globalMode: "GREEN"),
+                    fetchedWallMicros: 3_000))
         #expect(try await loop.submit { hub.latest.mode }.get() == .normal)
         try await loop.submit { hub.stop() }.get()
         try await group.shutdownGracefully()

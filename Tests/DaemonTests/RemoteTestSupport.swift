@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import CircuitState
 import Synchronization
+
+@testable import BeacondCore
 
 /// Collects what a poller delivers.
 final class RecordingRemoteSink: RemoteStateSink {

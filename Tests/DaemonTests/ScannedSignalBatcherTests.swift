@@ -1,6 +1,7 @@
-@testable import BeacondCore
 import BLEPayload
 import Testing
+
+@testable import BeacondCore
 
 /// The one decode-and-batch path of the live sink and replay.
 @Suite struct ScannedSignalBatcherTests {

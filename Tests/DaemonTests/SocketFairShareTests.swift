@@ -1,9 +1,11 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Foundation
 import Logging
 import NIOCore
 import Testing
+
+@testable import BeacondCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,8 +15,10 @@ import Glibc
 @Suite(.serialized) struct SocketFairShareTests {
     static let nobody: UInt32 = 65534
 
-    @Test(.enabled(if: OtherUserClient.isAvailable,
-                   "needs root, /usr/bin/setpriv and /usr/bin/perl to connect as another user"))
+    @Test(
+        .enabled(
+            if: OtherUserClient.isAvailable,
+            "needs root, /usr/bin/setpriv and /usr/bin/perl to connect as another user"))
     func otherUserIsAdmittedByClosingTheLongestIdleConnection() throws {
         let harness = try SocketHarness(maxClients: 8)
         defer { harness.close() }
@@ -31,7 +35,8 @@ import Glibc
         #expect(hello.contains(#""type":"hello""#))
 
         let (bye, _) = try clients[5].read(until: "bye")
-        #expect(bye["reason"] as? String == "server full: closing the longest-idle connection of the user holding "
+        #expect(
+            bye["reason"] as? String == "server full: closing the longest-idle connection of the user holding "
                 + "the most connections (8 of 8) to admit another user")
         #expect(clients[5].isClosedByServer())
         var counters = try harness.counters()
@@ -55,11 +60,13 @@ import Glibc
         let harness = try SocketHarness(start: false)
         defer { harness.close() }
         let sessions = [1, 1, 2, 1, 2, 3].enumerated().map { index, uid in
-            ClientSession(id: index + 1, uid: UInt32(uid), hub: harness.hub,
-                          outbound: OutboundQueueHandler(limits: ClientLimits(), counters: ServerCounters(),
-                                                         logger: SocketHarness.quietLogger, logLimiter: LogRateLimiter()),
-                          limits: ClientLimits(), counters: ServerCounters(), logger: SocketHarness.quietLogger,
-                          logLimiter: LogRateLimiter())
+            ClientSession(
+                id: index + 1, uid: UInt32(uid), hub: harness.hub,
+                outbound: OutboundQueueHandler(
+                    limits: ClientLimits(), counters: ServerCounters(),
+                    logger: SocketHarness.quietLogger, logLimiter: LogRateLimiter()),
+                limits: ClientLimits(), counters: ServerCounters(), logger: SocketHarness.quietLogger,
+                logLimiter: LogRateLimiter())
         }
         var roster = ClientRoster()
         for session in sessions { roster.add(session) }
@@ -107,8 +114,10 @@ final class OtherUserClient {
 
     init(path: String, uid: UInt32) throws {
         process.executableURL = URL(fileURLWithPath: Self.setpriv)
-        process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", Self.perl, "-e", Self.script,
-                             path]
+        process.arguments = [
+            "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", Self.perl, "-e", Self.script,
+            path,
+        ]
         process.standardOutput = output
         try process.run()
     }

@@ -1,10 +1,12 @@
-@testable import BeacondCore
-@testable import beacond
 import ArgumentParser
 import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing
+
+@testable import BeacondCore
+@testable import beacond
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -158,7 +160,9 @@ import Glibc
         #expect(report.contains("scanner   test down"))
         #expect(report.contains("active overrides (1)"))
         #expect(report.contains("beacons heard (2)"))
-        let rows = report.split(separator: "\n").filter { $0.contains("zone 3 @ C0:FF:EE:00:00:03") && $0.contains("dBm") }
+        let rows = report.split(separator: "\n").filter {
+            $0.contains("zone 3 @ C0:FF:EE:00:00:03") && $0.contains("dBm")
+        }
         #expect(rows.count == 2)
         let row = String(rows.first ?? "")
         for cell in ["circuit", "red_flag", "-61 dBm", "10.0 s", "42", "0.0 s ago", "active"] {
@@ -169,8 +173,9 @@ import Glibc
 
     @Test func statusReportEscapesControlCharacters() {
         var status = StatusMessage.sample()
-        status.remote = RemoteReport(mode: "normal", reportedMode: nil, fresh: true, latched: false, restored: false,
-                                     age: nil, message: "Go\u{1B}[2J now", lastError: nil)
+        status.remote = RemoteReport(
+            mode: "normal", reportedMode: nil, fresh: true, latched: false, restored: false,
+            age: nil, message: "Go\u{1B}[2J now", lastError: nil)
         let report = StatusReport.render(status)
         #expect(!report.contains("\u{1B}"))
         #expect(report.contains("\"Go\\u{1b}[2J now\""))

@@ -1,9 +1,10 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing
+
+@testable import BeacondCore
 
 /// Many clients, slow clients, and what the server's queues do about them.
 @Suite(.serialized) struct SocketLoadTests {
@@ -84,9 +85,10 @@ import Testing
             try harness.onLoop {
                 for index in 0..<50 {
                     // Heard but too weak to override: a beacon update each, no state change.
-                    harness.hub.ingest(.circuit(zone: 1, mode: .normal, sequence: 1),
-                                       address: BluetoothAddress(rawValue: UInt64(10_000 + batch * 50 + index)),
-                                       rssi: -127, txPower: nil)
+                    harness.hub.ingest(
+                        .circuit(zone: 1, mode: .normal, sequence: 1),
+                        address: BluetoothAddress(rawValue: UInt64(10_000 + batch * 50 + index)),
+                        rssi: -127, txPower: nil)
                 }
                 harness.toggleScannerOnLoop()
             }
@@ -164,9 +166,10 @@ import Testing
         let updates = 3000
         try harness.onLoop {
             for index in 0..<updates {
-                harness.hub.ingest(.circuit(zone: 2, mode: .normal, sequence: 1),
-                                   address: BluetoothAddress(rawValue: UInt64(50_000 + index)), rssi: -127,
-                                   txPower: nil)
+                harness.hub.ingest(
+                    .circuit(zone: 2, mode: .normal, sequence: 1),
+                    address: BluetoothAddress(rawValue: UInt64(50_000 + index)), rssi: -127,
+                    txPower: nil)
             }
         }
         #expect(try harness.onLoop { harness.hub.counters.beaconUpdates } == updates)
@@ -207,8 +210,9 @@ import Testing
         // Enough beacons that every status answer is a few KiB.
         try harness.onLoop {
             for index in 0..<20 {
-                harness.hub.ingest(.circuit(zone: 1, mode: .normal, sequence: 1),
-                                   address: BluetoothAddress(rawValue: UInt64(70_000 + index)), rssi: -127, txPower: nil)
+                harness.hub.ingest(
+                    .circuit(zone: 1, mode: .normal, sequence: 1),
+                    address: BluetoothAddress(rawValue: UInt64(70_000 + index)), rssi: -127, txPower: nil)
             }
         }
         let flooder = try harness.greetedClient()
@@ -221,7 +225,9 @@ import Testing
         var sentCommands = 0
         var stalls = 0
         while stalls < 20 {
-            let written = command.withUnsafeBytes { send(flooder.descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = command.withUnsafeBytes {
+                send(flooder.descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written == command.count {
                 sentCommands += 1
                 stalls = 0

@@ -1,9 +1,11 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing
+
+@testable import BeacondCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -220,7 +222,11 @@ import Glibc
         #expect(parse(#"{"cmd":"subscribe","beacons":null}"#) == .invalid(reason: #""beacons" must be true or false"#))
         #expect(parse(#"{"cmd":"ping"} {"cmd":"ping"}"#) == .invalid(reason: "invalid JSON"))
         let long = String(repeating: "z", count: 100)
-        #expect(parse("{\"cmd\":\"\(long)\"}")
-                == .invalid(reason: "unknown command \"\(String(repeating: "z", count: 64))…\" (expected status, subscribe or ping)"))
+        #expect(
+            parse("{\"cmd\":\"\(long)\"}")
+                == .invalid(
+                    reason:
+                        "unknown command \"\(String(repeating: "z", count: 64))…\" (expected status, subscribe or ping)"
+                ))
     }
 }

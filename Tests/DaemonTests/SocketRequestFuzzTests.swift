@@ -1,8 +1,9 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Foundation
 import NIOCore
 import Testing
+
+@testable import BeacondCore
 
 /// Extreme and garbage request lines: each gets one clear answer, nothing traps, and the
 /// connection stays in step (docs/protocol.md, "error").
@@ -29,13 +30,17 @@ import Testing
         (Array(#"{"cmd":"pi"#.utf8) + [0x00] + Array(#"ng"}"#.utf8), "error: control character 0x00 at byte 10"),
         ([0x00], "error: control character 0x00 at byte 0"),
         (Array(#"{"cmd":"ping"}"#.utf8) + [0x1B], "error: control character 0x1B at byte 14"),
-        (Array(#"{"cmd":"ping"#.utf8) + [0xC0, 0x80] + Array(#""}"#.utf8),
-         "error: line is not valid UTF-8 (at byte 12)"),
+        (
+            Array(#"{"cmd":"ping"#.utf8) + [0xC0, 0x80] + Array(#""}"#.utf8),
+            "error: line is not valid UTF-8 (at byte 12)"
+        ),
         (Array("{\"cmd\":\"é".utf8) + [0xED, 0xA0, 0x80], "error: line is not valid UTF-8 (at byte 10)"),
         ([0xF4, 0x90, 0x80, 0x80], "error: line is not valid UTF-8 (at byte 0)"),
         (Array(#"{"cmd":"\ud800"}"#.utf8), #"error: "cmd" is not a valid JSON string"#),
-        (Array(#"{"cmd":"st\u0000atus"}"#.utf8),
-         "error: unknown command \"st\u{0}atus\" (expected status, subscribe or ping)"),
+        (
+            Array(#"{"cmd":"st\u0000atus"}"#.utf8),
+            "error: unknown command \"st\u{0}atus\" (expected status, subscribe or ping)"
+        ),
         (Array(repeating: UInt8(ascii: "x"), count: 4097), "error: line too long (over 4096 bytes)"),
         (Array(repeating: UInt8(ascii: "{"), count: 70_000), "error: line too long (over 4096 bytes)"),
         (Array("{\"cmd\":\"ping\",\"pad\":\"\(String(repeating: "a", count: 4070))\"}".utf8), "pong"),
@@ -63,12 +68,14 @@ import Testing
     /// Random lines (seeded): parsing never traps, and every invalid line is explained.
     @Test func randomLinesNeverTrap() {
         var generator = SplitMix64(seed: 0x6265_6163_6F6E_64)
-        let alphabet = Array(#"{}[]":,.-+0123456789eEtruefalsnul\ cmdstatusping"#.utf8) + [0x00, 0x0A, 0xFF, 0xC3, 0xA9]
+        let alphabet =
+            Array(#"{}[]":,.-+0123456789eEtruefalsnul\ cmdstatusping"#.utf8) + [0x00, 0x0A, 0xFF, 0xC3, 0xA9]
         var answered = 0
         for _ in 0..<5_000 {
             let length = Int.random(in: 0...200, using: &generator)
             let bytes = (0..<length).map { _ in
-                Bool.random(using: &generator) ? alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
+                Bool.random(using: &generator)
+                    ? alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
                     : UInt8.random(in: 0...255, using: &generator)
             }
             switch ClientRequest.parse(ByteBuffer(bytes: bytes)) {

@@ -1,10 +1,11 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
 import Foundation
 import NIOCore
 import Testing
+
+@testable import BeacondCore
 
 /// Status replies under load: bounded lists, the per-client rate, the per-client byte bound.
 @Suite(.serialized) struct SocketStatusBoundsTests {
@@ -131,8 +132,9 @@ import Testing
             last = now
         }
         let held = try harness.counters()
-        print("\(count) non-reading status clients: \(held.queuedBytes) bytes held, "
-              + "peak \(held.peakQueuedBytes) per client")
+        print(
+            "\(count) non-reading status clients: \(held.queuedBytes) bytes held, "
+                + "peak \(held.peakQueuedBytes) per client")
         #expect(steady >= 5)
         #expect(held.queuedBytes > 0)
         #expect(held.queuedBytes <= count * bound)
@@ -152,8 +154,9 @@ extension SocketHarness {
         try onLoop {
             for index in 0..<count {
                 let mode: GeoRacingMode = index == count - 1 ? .evacuation : .redFlag
-                self.hub.ingest(.circuit(zone: UInt16(1 + index % 50), mode: mode, sequence: 1),
-                                address: BluetoothAddress(rawValue: UInt64(0xC0_0000 + index)), rssi: -60, txPower: nil)
+                self.hub.ingest(
+                    .circuit(zone: UInt16(1 + index % 50), mode: mode, sequence: 1),
+                    address: BluetoothAddress(rawValue: UInt64(0xC0_0000 + index)), rssi: -60, txPower: nil)
             }
         }
     }

@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
@@ -7,6 +6,9 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import BeacondCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,14 +45,18 @@ final class SocketHarness: @unchecked Sendable {
         return logger
     }
 
-    init(path: String = SocketHarness.temporaryPath(), maxClients: Int = 1024, limits: ClientLimits = ClientLimits(),
-         inheritedDescriptor: CInt? = nil, start: Bool = true) throws {
+    init(
+        path: String = SocketHarness.temporaryPath(), maxClients: Int = 1024, limits: ClientLimits = ClientLimits(),
+        inheritedDescriptor: CInt? = nil, start: Bool = true
+    ) throws {
         self.path = path
-        let hub = TrackStateHub(eventLoop: group.next(), configuration: FusionConfiguration(), clock: clock,
-                                backend: "test", logger: Self.quietLogger)
+        let hub = TrackStateHub(
+            eventLoop: group.next(), configuration: FusionConfiguration(), clock: clock,
+            backend: "test", logger: Self.quietLogger)
         self.hub = hub
-        server = TrackStateServer(hub: hub, path: path, maxClients: maxClients, inheritedDescriptor: inheritedDescriptor,
-                                  limits: limits, logger: Self.quietLogger)
+        server = TrackStateServer(
+            hub: hub, path: path, maxClients: maxClients, inheritedDescriptor: inheritedDescriptor,
+            limits: limits, logger: Self.quietLogger)
         try onLoop { self.hub.start(checkClockEvery: nil) }
         if start { try server.start().wait() }
     }
@@ -84,8 +90,9 @@ final class SocketHarness: @unchecked Sendable {
     /// One frame from beacon `address`; `rssi` -127 is below every `min_rssi`: heard, but not an override.
     func ingest(zone: UInt16, mode: GeoRacingMode, sequence: UInt16 = 1, address: UInt64, rssi: Int8 = -60) throws {
         try onLoop {
-            self.hub.ingest(.circuit(zone: zone, mode: mode, sequence: sequence), address: BluetoothAddress(rawValue: address),
-                            rssi: rssi, txPower: nil)
+            self.hub.ingest(
+                .circuit(zone: zone, mode: mode, sequence: sequence), address: BluetoothAddress(rawValue: address),
+                rssi: rssi, txPower: nil)
         }
     }
 
@@ -103,12 +110,13 @@ final class SocketHarness: @unchecked Sendable {
     func counters() throws -> Counters {
         try onLoop {
             let c = self.server.counters
-            return Counters(clients: c.clients, accepted: c.accepted, rejectedClients: c.rejectedClients,
-                            droppedLines: c.droppedLines, coalescedStates: c.coalescedStates,
-                            disconnectedSlow: c.disconnectedSlow, disconnectedAbuse: c.disconnectedAbuse,
-                            errors: c.errors, peakQueuedLines: c.peakQueuedLines,
-                            peakQueuedBytes: c.peakQueuedBytes, evictedClients: c.evictedClients,
-                            refusedStatus: c.refusedStatus, queuedBytes: self.server.queuedBytes)
+            return Counters(
+                clients: c.clients, accepted: c.accepted, rejectedClients: c.rejectedClients,
+                droppedLines: c.droppedLines, coalescedStates: c.coalescedStates,
+                disconnectedSlow: c.disconnectedSlow, disconnectedAbuse: c.disconnectedAbuse,
+                errors: c.errors, peakQueuedLines: c.peakQueuedLines,
+                peakQueuedBytes: c.peakQueuedBytes, evictedClients: c.evictedClients,
+                refusedStatus: c.refusedStatus, queuedBytes: self.server.queuedBytes)
         }
     }
 

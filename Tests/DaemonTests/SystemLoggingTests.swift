@@ -1,9 +1,10 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import BeacondCore
 
 /// Collects what a log handler writes.
 final class CapturedLines: Sendable {
@@ -18,13 +19,15 @@ final class CapturedLines: Sendable {
     /// 2026-05-16T12:00:10.250Z
     static let fixedTime: Int64 = 1_778_932_810_250_000
 
-    func logger(_ format: LogFormat, level: Logger.Level = .info, captured: CapturedLines,
-                control: LogLevelControl? = nil) -> Logger
-    {
+    func logger(
+        _ format: LogFormat, level: Logger.Level = .info, captured: CapturedLines,
+        control: LogLevelControl? = nil
+    ) -> Logger {
         let control = control ?? LogLevelControl(level)
         return Logger(label: "beacond.test") { label in
-            StderrLogHandler(label: label, format: format, control: control, sink: captured.sink,
-                             clock: { Self.fixedTime })
+            StderrLogHandler(
+                label: label, format: format, control: control, sink: captured.sink,
+                clock: { Self.fixedTime })
         }
     }
 
@@ -33,10 +36,14 @@ final class CapturedLines: Sendable {
         let log = logger(.plain, captured: captured)
         log.info("remote state fetched", metadata: ["url": "http://127.0.0.1:8080/state", "status": "200"])
         log.warning("remote failing")
-        #expect(captured.lines == [
-            "2026-05-16T12:00:10.250Z info beacond.test: remote state fetched status=200 url=http://127.0.0.1:8080/state\n",
-            "2026-05-16T12:00:10.250Z warning beacond.test: remote failing\n",
-        ])
+        #expect(
+            captured.lines == [
+                """
+                2026-05-16T12:00:10.250Z info beacond.test: remote state fetched status=200 \
+                url=http://127.0.0.1:8080/state\n
+                """,
+                "2026-05-16T12:00:10.250Z warning beacond.test: remote failing\n",
+            ])
     }
 
     @Test func journalLinesCarryPriorityPrefixesAndNoTimestamp() {
@@ -49,23 +56,27 @@ final class CapturedLines: Sendable {
         log.info("i")
         log.debug("d")
         log.trace("t")
-        #expect(captured.lines == [
-            "<2>beacond.test: c\n", "<3>beacond.test: e\n", "<4>beacond.test: w\n", "<5>beacond.test: n\n",
-            "<6>beacond.test: i\n", "<7>beacond.test: d\n", "<7>beacond.test: t\n",
-        ])
+        #expect(
+            captured.lines == [
+                "<2>beacond.test: c\n", "<3>beacond.test: e\n", "<4>beacond.test: w\n", "<5>beacond.test: n\n",
+                "<6>beacond.test: i\n", "<7>beacond.test: d\n", "<7>beacond.test: t\n",
+            ])
     }
 
     @Test func controlCharactersCannotDriveTheTerminal() {
         let captured = CapturedLines()
         let log = logger(.plain, captured: captured)
-        log.info("remote says \u{1B}[2J\nFAKE LINE\u{7}\u{9B}", metadata: [
-            "message": "green\r\nflag \"quoted\" \\",
-            "name": .array(["a\u{1B}", "b"]),
-        ])
+        log.info(
+            "remote says \u{1B}[2J\nFAKE LINE\u{7}\u{9B}",
+            metadata: [
+                "message": "green\r\nflag \"quoted\" \\",
+                "name": .array(["a\u{1B}", "b"]),
+            ])
         #expect(captured.lines.count == 1)
         let line = captured.lines[0]
-        #expect(line == "2026-05-16T12:00:10.250Z info beacond.test: remote says \\u{1b}[2J\\u{a}FAKE LINE\\u{7}\\u{9b} "
-            + "message=\"green\\u{d}\\u{a}flag \\\"quoted\\\" \\\\\" name=\"[a\\u{1b},b]\"\n")
+        #expect(
+            line == "2026-05-16T12:00:10.250Z info beacond.test: remote says \\u{1b}[2J\\u{a}FAKE LINE\\u{7}\\u{9b} "
+                + "message=\"green\\u{d}\\u{a}flag \\\"quoted\\\" \\\\\" name=\"[a\\u{1b},b]\"\n")
         // One line, and no raw control character anywhere before its newline.
         #expect(line.dropLast().unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) })
     }
@@ -73,13 +84,16 @@ final class CapturedLines: Sendable {
     @Test func bidiControlsAndLineSeparatorsAreEscapedInMessageAndMetadata() {
         let captured = CapturedLines()
         let log = logger(.journal, captured: captured)
-        log.info("device \u{202E}galf der\u{2028}next\u{2029}", metadata: [
-            "name": "a\u{2066}b\u{2069}", "key\u{202A}": "v",
-        ])
-        #expect(captured.lines == [
-            "<6>beacond.test: device \\u{202e}galf der\\u{2028}next\\u{2029} \"key\\u{202a}\"=v "
-                + "name=\"a\\u{2066}b\\u{2069}\"\n",
-        ])
+        log.info(
+            "device \u{202E}galf der\u{2028}next\u{2029}",
+            metadata: [
+                "name": "a\u{2066}b\u{2069}", "key\u{202A}": "v",
+            ])
+        #expect(
+            captured.lines == [
+                "<6>beacond.test: device \\u{202e}galf der\\u{2028}next\\u{2029} \"key\\u{202a}\"=v "
+                    + "name=\"a\\u{2066}b\\u{2069}\"\n"
+            ])
     }
 
     @Test func longMetadataValuesAndMessagesAreCutWithAnEllipsis() {
@@ -143,7 +157,8 @@ final class CapturedLines: Sendable {
         log.info("now shown")
         #expect(captured.lines.count == 2)
         #expect(captured.lines.allSatisfy { $0.dropFirst(24).hasPrefix(" ") && !$0.hasPrefix("<") })
-        #expect(captured.lines.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) }
-            == ["notice beacond.boot: shown\n", "info beacond.boot: now shown\n"])
+        #expect(
+            captured.lines.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) }
+                == ["notice beacond.boot: shown\n", "info beacond.boot: now shown\n"])
     }
 }

@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 /// A datagram socket bound where a test's notifier sends, standing in for systemd.
 final class FakeNotifySocket {
@@ -72,9 +73,10 @@ final class FakeNotifySocket {
     }
 
     @Test func notifierDoesNothingWithoutASocket() {
-        for environment in [[:], ["NOTIFY_SOCKET": ""], ["NOTIFY_SOCKET": "relative/path"],
-                            ["NOTIFY_SOCKET": "vsock:2:1234"], ["NOTIFY_SOCKET": "@"]]
-        {
+        for environment in [
+            [:], ["NOTIFY_SOCKET": ""], ["NOTIFY_SOCKET": "relative/path"],
+            ["NOTIFY_SOCKET": "vsock:2:1234"], ["NOTIFY_SOCKET": "@"],
+        ] {
             let notifier = SystemdNotifier(environment: environment)
             #expect(!notifier.isEnabled, "\(environment)")
             #expect(!notifier.ready(), "\(environment)")
@@ -91,10 +93,12 @@ final class FakeNotifySocket {
     @Test func watchdogIntervalIsHalfThePeriod() {
         let pid = getpid()
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000"], pid: pid) == 15_000_000)
-        #expect(SystemdNotifier.watchdogInterval(
-            environment: ["WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "\(pid)"], pid: pid) == 10_000_000)
-        #expect(SystemdNotifier.watchdogInterval(
-            environment: ["WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "\(pid + 1)"], pid: pid) == nil)
+        #expect(
+            SystemdNotifier.watchdogInterval(
+                environment: ["WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "\(pid)"], pid: pid) == 10_000_000)
+        #expect(
+            SystemdNotifier.watchdogInterval(
+                environment: ["WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "\(pid + 1)"], pid: pid) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "0"], pid: pid) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "-5"], pid: pid) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "soon"], pid: pid) == nil)
@@ -112,18 +116,20 @@ final class FakeNotifySocket {
         #expect(unnamed == ListenFDs(fds: [3], names: ["unknown"]))
         let parents = ListenFDs.parse(environment: ["LISTEN_PID": "\(pid + 1)", "LISTEN_FDS": "1"], pid: pid)
         #expect(parents.isEmpty)
-        for bad in [["LISTEN_FDS": "1"], ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "0"],
-                    ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "x"], ["LISTEN_PID": "me", "LISTEN_FDS": "1"],
-                    ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "100000"]]
-        {
+        for bad in [
+            ["LISTEN_FDS": "1"], ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "0"],
+            ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "x"], ["LISTEN_PID": "me", "LISTEN_FDS": "1"],
+            ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "100000"],
+        ] {
             #expect(ListenFDs.parse(environment: bad, pid: pid).isEmpty, "\(bad)")
         }
     }
 
     @Test func inheritedUnsetsTheVariablesEvenWhenTheyAreNotOurs() {
         let unset = UnsetRecorder()
-        let fds = ListenFDs.inherited(environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1"], pid: getpid(),
-                                      unsetEnvironment: true, unset: unset.record)
+        let fds = ListenFDs.inherited(
+            environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1"], pid: getpid(),
+            unsetEnvironment: true, unset: unset.record)
         #expect(fds.isEmpty)
         #expect(unset.names.sorted() == ["LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID"])
         let kept = UnsetRecorder()
@@ -138,7 +144,7 @@ final class FakeNotifySocket {
         let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var pipeFDs: [Int32] = [0, 0]
         try #require(pipe(&pipeFDs) == 0)
-        defer { [stream, datagram, pipeFDs[0], pipeFDs[1]].forEach { close($0) } }
+        defer { for fd in [stream, datagram, pipeFDs[0], pipeFDs[1]] { close(fd) } }
         var (storage, length) = UnixSocketAddress.make(.path(path))
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stream, $0, length) }

@@ -1,7 +1,8 @@
-@testable import BeacondCore
 import BeacondTestSupport
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 @Suite struct TerminalTextTests {
     @Test(arguments: [
@@ -57,8 +58,9 @@ import Testing
 
 @Suite struct ConfigKeyEscapingTests {
     @Test func anUnknownKeyFromTheFileIsEscapedInTheError() {
-        let problem = ConfigurationProblem(file: "/etc/beacond/beacond.yaml", key: "fusion.po\u{202E}licy\u{1B}[2J",
-                                           line: 3, column: 3, reason: "unknown key")
+        let problem = ConfigurationProblem(
+            file: "/etc/beacond/beacond.yaml", key: "fusion.po\u{202E}licy\u{1B}[2J",
+            line: 3, column: 3, reason: "unknown key")
         #expect(problem.description == "/etc/beacond/beacond.yaml:3:3: fusion.po\\u{202e}licy\\u{1b}[2J: unknown key")
     }
 

@@ -1,4 +1,3 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import CircuitState
@@ -8,6 +7,8 @@ import NIOCore
 import NIOEmbedded
 import NIOPosix
 import Testing
+
+@testable import BeacondCore
 
 /// An engine clock the test moves by hand; timers never fire by themselves.
 final class ManualClock: EngineClock {
@@ -45,8 +46,9 @@ final class RecordingSubscriber: TrackStateSubscriber {
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-                                logger: Logger(label: "test"))
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: Logger(label: "test"))
         try loop.submit {
             hub.start(checkClockEvery: nil)
             try body(hub, clock)
@@ -80,10 +82,12 @@ final class RecordingSubscriber: TrackStateSubscriber {
 
     @Test func statusListsOverridesAndHeardBeacons() throws {
         try withHub { hub, _ in
-            hub.ingest(.circuit(zone: 1, mode: .safetyCar, sequence: 1), address: BluetoothAddress(rawValue: 1),
-                       rssi: -60, txPower: nil)
-            hub.ingest(.circuit(zone: 2, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 2),
-                       rssi: -99, txPower: nil)
+            hub.ingest(
+                .circuit(zone: 1, mode: .safetyCar, sequence: 1), address: BluetoothAddress(rawValue: 1),
+                rssi: -60, txPower: nil)
+            hub.ingest(
+                .circuit(zone: 2, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 2),
+                rssi: -99, txPower: nil)
             let status = try JSONSerialization.jsonObject(with: Data(hub.statusLine())) as? [String: Any]
             #expect(status?["type"] as? String == "status")
             #expect((status?["overrides"] as? [Any])?.count == 1)
@@ -98,16 +102,18 @@ final class RecordingSubscriber: TrackStateSubscriber {
         // On an embedded loop: the throttle's timer fires when the test advances the loop's time.
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-                                logger: Logger(label: "test"))
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: Logger(label: "test"))
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
         let subscriber = RecordingSubscriber(wantsBeacons: true)
         hub.subscribe(subscriber)
         for index in 0..<20 {
             clock.time += 1000
-            hub.ingest(.circuit(zone: 1, mode: .normal, sequence: 1), address: BluetoothAddress(rawValue: 1),
-                       rssi: Int8(-50 - index), txPower: nil)
+            hub.ingest(
+                .circuit(zone: 1, mode: .normal, sequence: 1), address: BluetoothAddress(rawValue: 1),
+                rssi: Int8(-50 - index), txPower: nil)
         }
         // Twenty frames in a few milliseconds: one update now, one pending at the end of the window.
         #expect(subscriber.beacons.count == 1)

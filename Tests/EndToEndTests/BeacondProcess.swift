@@ -22,7 +22,8 @@ struct BeacondProcess {
 
     /// The beacond binary beside the test bundle in the build folder.
     static let executable: URL = {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
         if directory.lastPathComponent == "Contents" || directory.lastPathComponent == "MacOS" {
             directory = directory.deletingLastPathComponent()
@@ -51,8 +52,9 @@ struct BeacondProcess {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 
     static func temporaryFile(_ name: String) -> String {

@@ -29,29 +29,35 @@ import Testing
     }
 
     /// Red flag in zone 3 (TTL 10) at Int64.min, again 1 s later.
-    static let minimum = btsnoop("extreme-min.btsnoop", [
-        (.min, h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 10)),
-        (.min + 1_000_000, h4(zone: 3, mode: .redFlag, sequence: 2, ttl: 10)),
-    ])
+    static let minimum = btsnoop(
+        "extreme-min.btsnoop",
+        [
+            (.min, h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 10)),
+            (.min + 1_000_000, h4(zone: 3, mode: .redFlag, sequence: 2, ttl: 10)),
+        ])
 
     /// Near-maximum time plus a TTL: red flag (TTL 255) 1 s before Int64.max, evacuation at Int64.max.
     static let maximum: String = {
         var bytes = PcapngWriter.sectionHeader() + PcapngWriter.interfaceDescription(linkType: 187)
-        bytes += PcapngWriter.enhancedPacket(ticks: UInt64(Int64.max - 1_000_000),
-                                             packet: h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 255))
-        bytes += PcapngWriter.enhancedPacket(ticks: UInt64(Int64.max),
-                                             packet: h4(zone: 1, mode: .evacuation, sequence: 1, ttl: 255))
+        bytes += PcapngWriter.enhancedPacket(
+            ticks: UInt64(Int64.max - 1_000_000),
+            packet: h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 255))
+        bytes += PcapngWriter.enhancedPacket(
+            ticks: UInt64(Int64.max),
+            packet: h4(zone: 1, mode: .evacuation, sequence: 1, ttl: 255))
         let path = BeacondProcess.temporaryFile("extreme-max.pcapng")
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }()
 
     /// From Int64.min to the latest btsnoop time (year 292,276) and back again.
-    static let jump = btsnoop("extreme-jump.btsnoop", [
-        (.min, h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 10)),
-        (BTSnoopWriter.latestTimestamp, h4(zone: 1, mode: .evacuation, sequence: 1, ttl: 255)),
-        (.min, h4(zone: 2, mode: .normal, sequence: 1, ttl: 10)),
-    ])
+    static let jump = btsnoop(
+        "extreme-jump.btsnoop",
+        [
+            (.min, h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 10)),
+            (BTSnoopWriter.latestTimestamp, h4(zone: 1, mode: .evacuation, sequence: 1, ttl: 255)),
+            (.min, h4(zone: 2, mode: .normal, sequence: 1, ttl: 10)),
+        ])
 
     @Test func tableFormatsTheExtremes() throws {
         let result = try BeacondProcess.run(["replay", Self.minimum, Self.maximum, Self.jump])
@@ -71,18 +77,22 @@ import Testing
         let stamps = result.lines.map { line in
             line.split(separator: ",").first.map { String($0.dropFirst(#"{"ts":"#.count)) } ?? ""
         }
-        #expect(stamps == [Self.minJSON, "-9223372036853.775808", "9223372036853.775807", Self.maxJSON,
-                           Self.minJSON, "9161203780854.775807", Self.minJSON])
+        #expect(
+            stamps == [
+                Self.minJSON, "-9223372036853.775808", "9223372036853.775807", Self.maxJSON,
+                Self.minJSON, "9161203780854.775807", Self.minJSON,
+            ])
         #expect(try result.jsonLines().count == 7)
     }
 
     @Test func timelineAtTheMinimumExpiresOnTime() throws {
         let result = try BeacondProcess.run(["replay", "--timeline", Self.minimum])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.lines == [
-            "-290308-12-21T19:59:05.224Z  RED FLAG  beacon zone 3",
-            "-290308-12-21T19:59:16.224Z  UNKNOWN  none",
-        ])
+        #expect(
+            result.lines == [
+                "-290308-12-21T19:59:05.224Z  RED FLAG  beacon zone 3",
+                "-290308-12-21T19:59:16.224Z  UNKNOWN  none",
+            ])
     }
 
     @Test func timelineNearTheMaximumWithTTL255NeverTraps() throws {
@@ -95,8 +105,11 @@ import Testing
         #expect(result.stdout.hasPrefix(#"{"ts":9223372036853.775807,"#))
         #expect(result.lines.last?.hasPrefix(#"{"ts":\#(Self.maxJSON),"#) == true)
         let text = try BeacondProcess.run(["replay", "--timeline", Self.maximum])
-        #expect(text.lines == ["+294247-01-10T04:00:53.775Z  RED FLAG  beacon zone 3",
-                               "+294247-01-10T04:00:54.775Z  UNKNOWN  none"])
+        #expect(
+            text.lines == [
+                "+294247-01-10T04:00:53.775Z  RED FLAG  beacon zone 3",
+                "+294247-01-10T04:00:54.775Z  UNKNOWN  none",
+            ])
     }
 
     @Test func timelineJumpingFromExtremeToExtremeAndBack() throws {
@@ -163,15 +176,19 @@ import Testing
         for arguments in [["--json"], [], ["--timeline"], ["--timeline", "--json"]] {
             let result = try BeacondProcess.run(["replay"] + arguments + [path])
             #expect(result.status == 1, "\(arguments)")
-            #expect(result.stderr.contains("\(path): record 1 at byte \(second): timestamp out of range"),
-                    "\(arguments): \(result.stderr)")
-            #expect(result.stdout.contains("1970-01-01T00:00:00.000") || result.stdout.contains(#""ts":0.000000"#),
-                    "\(arguments): \(result.stdout)")
+            #expect(
+                result.stderr.contains("\(path): record 1 at byte \(second): timestamp out of range"),
+                "\(arguments): \(result.stderr)")
+            #expect(
+                result.stdout.contains("1970-01-01T00:00:00.000") || result.stdout.contains(#""ts":0.000000"#),
+                "\(arguments): \(result.stdout)")
         }
         // The daemon publishes what came before the record, then stops with the capture error.
-        let run = try BeacondProcess.run(["run", "--socket", BeacondProcess.temporaryFile("oor.sock"),
-                                          "--state-dir", BeacondProcess.temporaryFile(""), "--backend", "replay",
-                                          "--replay", path, "--speed", "max"])
+        let run = try BeacondProcess.run([
+            "run", "--socket", BeacondProcess.temporaryFile("oor.sock"),
+            "--state-dir", BeacondProcess.temporaryFile(""), "--backend", "replay",
+            "--replay", path, "--speed", "max",
+        ])
         #expect(run.status == 1)
         #expect(run.stderr.contains("mode=normal source=beacon zone=1"), "\(run.stderr)")
         #expect(run.stderr.contains("\(path): record 1 at byte \(second): timestamp out of range"))
@@ -181,11 +198,13 @@ import Testing
     /// log must stay short. Before the fix the loop shift was negative and the replay spun at 100 %.
     @Test func backwardsCaptureLoopedAtSpeedOneUsesLittleCPU() throws {
         let base: Int64 = 1_778_932_800_000_000
-        let path = Self.btsnoop("backwards.btsnoop", [
-            (base + 100_000_000, Self.h4(zone: 1, mode: .normal, sequence: 1, ttl: 10)),
-            (base + 50_000_000, Self.h4(zone: 1, mode: .normal, sequence: 2, ttl: 10)),
-            (base, Self.h4(zone: 1, mode: .normal, sequence: 3, ttl: 10)),
-        ])
+        let path = Self.btsnoop(
+            "backwards.btsnoop",
+            [
+                (base + 100_000_000, Self.h4(zone: 1, mode: .normal, sequence: 1, ttl: 10)),
+                (base + 50_000_000, Self.h4(zone: 1, mode: .normal, sequence: 2, ttl: 10)),
+                (base, Self.h4(zone: 1, mode: .normal, sequence: 3, ttl: 10)),
+            ])
         let daemon = try DaemonProcess(["--backend", "replay", "--replay", path, "--speed", "1", "--loop"])
         #expect(daemon.waitForLog("listening on"))
         let pid = daemon.process.processIdentifier
@@ -241,8 +260,10 @@ import Testing
         let edges = BeacondProcess.temporaryFile("extreme-remote-edges.jsonl")
         try "{\"ts\": 0, \"error\": \"a\"}\n{\"ts\": 1e12, \"state\": {\"mode\": \"RED\"}}\n"
             .write(toFile: edges, atomically: true, encoding: .utf8)
-        let result = try BeacondProcess.run(["replay", "--timeline", "--json", "--remote-timeline", edges,
-                                             Self.maximum])
+        let result = try BeacondProcess.run([
+            "replay", "--timeline", "--json", "--remote-timeline", edges,
+            Self.maximum,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("1 remote fetches, 1 failed"))
     }

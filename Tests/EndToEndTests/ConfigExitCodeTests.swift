@@ -19,14 +19,17 @@ import Testing
         let result = try BeacondProcess.run(
             ["run", "--config", config, "--backend", "replay", "--replay", Self.example])
         #expect(result.status == 78)
-        #expect(result.stderr.contains(
-            "\(config):2:12: remote.timeout: must be between 0.1 and 300 seconds, found \(Self.hugeDuration)"))
+        #expect(
+            result.stderr.contains(
+                "\(config):2:12: remote.timeout: must be between 0.1 and 300 seconds, found \(Self.hugeDuration)"))
     }
 
     @Test(arguments: ["--timeout", "--stale-after", "--poll-interval", "--deescalation-hold", "--speed"])
     func aHugeDurationFlagExits64NamingTheFlag(flag: String) throws {
-        let result = try BeacondProcess.run(["run", "--backend", "replay", "--replay", Self.example,
-                                             flag, Self.hugeDuration])
+        let result = try BeacondProcess.run([
+            "run", "--backend", "replay", "--replay", Self.example,
+            flag, Self.hugeDuration,
+        ])
         #expect(result.status == 64)
         #expect(result.stderr.contains("beacond run: \(flag) ("))
         #expect(result.stderr.contains(Self.hugeDuration))
@@ -50,8 +53,10 @@ import Testing
         #expect(result.status == 0)
         // Zone 2's return to normal (a newer sequence at 12:01:20.251) waits for the 2.5 s hold.
         #expect(result.stdout.contains("2026-05-16T12:01:22.751Z  NORMAL  beacon zone 2"))
-        let refused = try BeacondProcess.run(["replay", "--timeline", "--min-rssi", "-9223372036854775809",
-                                              Self.example])
+        let refused = try BeacondProcess.run([
+            "replay", "--timeline", "--min-rssi", "-9223372036854775809",
+            Self.example,
+        ])
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("must be between -127 and 20"))
     }
@@ -70,8 +75,10 @@ import Testing
 
     @Test func aReloadWithABombOrAHugeDurationKeepsRunningAndStopsCleanly() throws {
         let config = try Self.writeConfig("reload-bad.yaml", "fusion:\n  policy: safety\n")
-        let daemon = try DaemonProcess(["--config", config, "--backend", "replay", "--replay", Self.example,
-                                        "--speed", "max"])
+        let daemon = try DaemonProcess([
+            "--config", config, "--backend", "replay", "--replay", Self.example,
+            "--speed", "max",
+        ])
         #expect(daemon.waitForLog("holding the final state"))
         let client = try LineClient(path: daemon.socket)
         #expect(client.next(type: "state") != nil)

@@ -1,8 +1,9 @@
-@testable import BeacondCore
 import BLEPayload
 import BeacondTestSupport
 import Foundation
 import Testing
+
+@testable import BeacondCore
 
 /// `beacond run --backend bluez` against python-dbusmock's bluez5 template.
 @Suite(.serialized) struct DaemonBlueZTests {
@@ -24,11 +25,13 @@ import Testing
 
     @Test func aBeaconHeardThroughBlueZIsPublishedAndAnAdapterLossIsSurvived() async throws {
         let bluez = try await BlueZMockBus.started()
-        let daemon = try DaemonProcess(["--backend", "bluez", "--adapter", "hci0"],
-                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address])
+        let daemon = try DaemonProcess(
+            ["--backend", "bluez", "--adapter", "hci0"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address])
         #expect(daemon.waitForLog("listening on"))
         let client = try LineClient(path: daemon.socket)
-        let up = try #require(Self.nextState(client) { Self.scanner($0) == "up" }, "the scanner never came up: \(daemon.logText)")
+        let up = try #require(
+            Self.nextState(client) { Self.scanner($0) == "up" }, "the scanner never came up: \(daemon.logText)")
         #expect((up["scanner"] as? [String: Any])?["backend"] as? String == "bluez")
 
         // Discovery was started the way the backend promises.
@@ -64,9 +67,11 @@ import Testing
     }
 
     @Test func recordingNeedsRawHCI() throws {
-        let result = try BeacondProcess.run(["run", "--backend", "bluez", "--record", BeacondProcess.temporaryFile("bluez.btsnoop"),
-                                             "--socket", BeacondProcess.temporaryFile("bluez-record.sock"),
-                                             "--state-dir", FileManager.default.temporaryDirectory.path])
+        let result = try BeacondProcess.run([
+            "run", "--backend", "bluez", "--record", BeacondProcess.temporaryFile("bluez.btsnoop"),
+            "--socket", BeacondProcess.temporaryFile("bluez-record.sock"),
+            "--state-dir", FileManager.default.temporaryDirectory.path,
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("--record needs raw HCI; the bluez backend has none: use --backend hci"))
     }
@@ -101,9 +106,10 @@ import Testing
         #expect(process.terminationStatus == 0)
 
         let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n")
-        let report = try #require(lines.compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }.first { $0["addr"] as? String == "C0:FF:EE:00:00:07" }, "stdout: \(lines)")
+        let report = try #require(
+            lines.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.first { $0["addr"] as? String == "C0:FF:EE:00:00:07" }, "stdout: \(lines)")
         #expect(report["rssi"] as? Int == -61)
         let mfr = try #require((report["mfr"] as? [[String: Any]])?.first)
         #expect(mfr["company"] as? Int == 0x1234)

@@ -12,8 +12,10 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// `environment`: variables added to the test's own (the D-Bus tests point
     /// DBUS_SYSTEM_BUS_ADDRESS at their private bus).
-    init(_ arguments: [String], name: String = UUID().uuidString.prefix(8).lowercased(),
-         environment: [String: String] = [:]) throws {
+    init(
+        _ arguments: [String], name: String = UUID().uuidString.prefix(8).lowercased(),
+        environment: [String: String] = [:]
+    ) throws {
         directory = BeacondProcess.temporaryFile("daemon-\(name)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socket = directory + "/beacond.sock"
@@ -57,7 +59,8 @@ final class DaemonProcess: @unchecked Sendable {
     func status() throws -> [String: Any] {
         let result = try BeacondProcess.run(["status", "--socket", socket, "--json"])
         guard result.status == 0,
-              let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        else {
             throw CocoaError(.coderInvalidValue)
         }
         return object

@@ -63,8 +63,10 @@ import Testing
     @Test func sighupReloadsFusionSettingsWithoutDroppingClients() throws {
         let config = BeacondProcess.temporaryFile("reload.yaml")
         try "fusion:\n  policy: safety\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try DaemonProcess(["--config", config, "--backend", "replay", "--replay", Self.example,
-                                        "--speed", "max"])
+        let daemon = try DaemonProcess([
+            "--config", config, "--backend", "replay", "--replay", Self.example,
+            "--speed", "max",
+        ])
         #expect(daemon.waitForLog("holding the final state"))
         let client = try LineClient(path: daemon.socket)
         #expect(client.next(type: "state") != nil)
@@ -88,7 +90,9 @@ import Testing
     @Test func badConfigurationNamesFileLineAndKey() throws {
         let config = BeacondProcess.temporaryFile("bad.yaml")
         try "fusion:\n  policy: safety\n  min_rsi: -80\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let result = try BeacondProcess.run(["run", "--config", config, "--backend", "replay", "--replay", Self.example])
+        let result = try BeacondProcess.run([
+            "run", "--config", config, "--backend", "replay", "--replay", Self.example,
+        ])
         #expect(result.status == 78)
         #expect(result.stderr.contains("\(config):3"))
         #expect(result.stderr.contains("fusion.min_rsi"))
@@ -98,15 +102,19 @@ import Testing
     /// rather than running without a scanner (or with demo data).
     @Test(.enabled(if: Self.kernelLacksBluetooth, "this kernel has Bluetooth; the no-Bluetooth error cannot happen"))
     func theDefaultHCIBackendOnAKernelWithoutBluetoothSaysSoAndExits() throws {
-        let result = try BeacondProcess.run(["run", "--socket", BeacondProcess.temporaryFile("x.sock"),
-                                             "--state-dir", BeacondProcess.temporaryFile("state")])
+        let result = try BeacondProcess.run([
+            "run", "--socket", BeacondProcess.temporaryFile("x.sock"),
+            "--state-dir", BeacondProcess.temporaryFile("state"),
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("beacond run: this kernel has no Bluetooth support"))
         #expect(result.stderr.contains("scanner hci down"))
     }
 
     static var kernelLacksBluetooth: Bool {
-        let fd = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
+        let addressFamilyBluetooth: Int32 = 31
+        let protocolHCI: Int32 = 1
+        let fd = socket(addressFamilyBluetooth, Int32(SOCK_RAW.rawValue), protocolHCI)
         if fd >= 0 { close(fd) }
         return fd < 0 && errno == EAFNOSUPPORT
     }
@@ -114,8 +122,10 @@ import Testing
     @Test func aSecondDaemonOnTheSameSocketRefusesToStart() throws {
         let daemon = try DaemonProcess(["--backend", "replay", "--replay", Self.example, "--speed", "max"])
         #expect(daemon.waitForLog("listening on"))
-        let second = try BeacondProcess.run(["run", "--backend", "replay", "--replay", Self.example,
-                                             "--socket", daemon.socket, "--state-dir", daemon.directory])
+        let second = try BeacondProcess.run([
+            "run", "--backend", "replay", "--replay", Self.example,
+            "--socket", daemon.socket, "--state-dir", daemon.directory,
+        ])
         #expect(second.status == 1)
         #expect(second.stderr.contains(daemon.socket))
         // The first one is unharmed.

@@ -118,7 +118,9 @@ import Testing
 
     @Test(.enabled(if: SharedCaptures.available, "../shared/captures is absent: skipping replay of real captures"))
     func extendedReportsCarryTheirProperties() throws {
-        let result = try BeacondProcess.run(["replay", "--json", "--all", SharedCaptures.path("nick0451_dsp408__btsnoop_hci.log")])
+        let result = try BeacondProcess.run([
+            "replay", "--json", "--all", SharedCaptures.path("nick0451_dsp408__btsnoop_hci.log"),
+        ])
         #expect(result.status == 0)
         let lines = try result.jsonLines()
         #expect(lines.count == 154)
@@ -135,7 +137,9 @@ import Testing
 
     @Test(.enabled(if: SharedCaptures.available, "../shared/captures is absent: skipping replay of real captures"))
     func btmonCapturesNameTheirController() throws {
-        let result = try BeacondProcess.run(["replay", "--json", "--all", SharedCaptures.path("darkmentorllc_Blue2thprinting__import.snoop")])
+        let result = try BeacondProcess.run([
+            "replay", "--json", "--all", SharedCaptures.path("darkmentorllc_Blue2thprinting__import.snoop"),
+        ])
         let lines = try result.jsonLines()
         #expect(lines.count == 38)
         #expect(lines.allSatisfy { $0["controller"] is Int })

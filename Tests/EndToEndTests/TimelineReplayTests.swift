@@ -18,9 +18,10 @@ import Testing
     static func changes(_ arguments: [String]) throws -> (changes: [Change], result: BeacondProcess.Result) {
         let result = try BeacondProcess.run(["replay", "--timeline", "--json"] + arguments)
         let changes = try result.jsonLines().map { line in
-            Change(offset: ((try #require(line["ts"] as? Double)) - start).rounded(toPlaces: 6),
-                   mode: try #require(line["mode"] as? String), source: try #require(line["source"] as? String),
-                   zone: line["zone"] as? Int)
+            Change(
+                offset: ((try #require(line["ts"] as? Double)) - start).rounded(toPlaces: 6),
+                mode: try #require(line["mode"] as? String), source: try #require(line["source"] as? String),
+                zone: line["zone"] as? Int)
         }
         return (changes, result)
     }
@@ -28,53 +29,55 @@ import Testing
     @Test func exampleCapturePublishesTheRaceWeekend() throws {
         let (changes, result) = try Self.changes([Self.example])
         #expect(result.status == 0)
-        #expect(changes == [
-            Change(offset: 0.001234, mode: "normal", source: "beacon", zone: 1),
-            Change(offset: 20.251234, mode: "safety_car", source: "beacon", zone: 2),
-            // The safety car's return to normal (a newer sequence) takes effect after the 1 s hold.
-            Change(offset: 81.251234, mode: "normal", source: "beacon", zone: 2),
-            Change(offset: 90.501234, mode: "red_flag", source: "beacon", zone: 3),
-            // The staff device's 30 s red flag outlives the zone 3 beacon's return to normal.
-            Change(offset: 169.751234, mode: "normal", source: "beacon", zone: 1),
-            Change(offset: 170.001234, mode: "evacuation", source: "beacon", zone: 1),
-            // Expiry, 10 s after the last evacuation frame, not at the next packet.
-            Change(offset: 209.001234, mode: "normal", source: "beacon", zone: 2),
-            // After the last record: the remaining beacons expire in turn.
-            Change(offset: 249.251234, mode: "normal", source: "beacon", zone: 3),
-            Change(offset: 249.501234, mode: "unknown", source: "none", zone: nil),
-        ])
+        #expect(
+            changes == [
+                Change(offset: 0.001234, mode: "normal", source: "beacon", zone: 1),
+                Change(offset: 20.251234, mode: "safety_car", source: "beacon", zone: 2),
+                // The safety car's return to normal (a newer sequence) takes effect after the 1 s hold.
+                Change(offset: 81.251234, mode: "normal", source: "beacon", zone: 2),
+                Change(offset: 90.501234, mode: "red_flag", source: "beacon", zone: 3),
+                // The staff device's 30 s red flag outlives the zone 3 beacon's return to normal.
+                Change(offset: 169.751234, mode: "normal", source: "beacon", zone: 1),
+                Change(offset: 170.001234, mode: "evacuation", source: "beacon", zone: 1),
+                // Expiry, 10 s after the last evacuation frame, not at the next packet.
+                Change(offset: 209.001234, mode: "normal", source: "beacon", zone: 2),
+                // After the last record: the remaining beacons expire in turn.
+                Change(offset: 249.251234, mode: "normal", source: "beacon", zone: 3),
+                Change(offset: 249.501234, mode: "unknown", source: "none", zone: nil),
+            ])
         #expect(result.stderr.contains("9 state changes"))
     }
 
     @Test func remoteTimelineIsFusedWithTheSafetyPolicy() throws {
         let remote = BeacondProcess.temporaryFile("remote.jsonl")
         try """
-            {"ts": 1778932805.0, "state": {"id": 1, "global_mode": "YELLOW", "mode": "NORMAL", "message": "Debris at T3"}}
-            {"ts": 1778932810.0, "error": "timeout"}
-            {"ts": 1778932860.0, "state": [{"global_mode": "", "mode": "evacuation", "message": "Evacuate now"}]}
-            {"ts": 1778932870.0, "state": {}}
-            {"ts": 1778933020.0, "state": {"mode": "GREEN"}}
+        {"ts": 1778932805.0, "state": {"id": 1, "global_mode": "YELLOW", "mode": "NORMAL", "message": "Debris at T3"}}
+        {"ts": 1778932810.0, "error": "timeout"}
+        {"ts": 1778932860.0, "state": [{"global_mode": "", "mode": "evacuation", "message": "Evacuate now"}]}
+        {"ts": 1778932870.0, "state": {}}
+        {"ts": 1778933020.0, "state": {"mode": "GREEN"}}
 
-            """.write(toFile: remote, atomically: true, encoding: .utf8)
+        """.write(toFile: remote, atomically: true, encoding: .utf8)
         let (changes, result) = try Self.changes(["--remote-timeline", remote, Self.example])
         #expect(result.status == 0)
-        #expect(changes == [
-            Change(offset: 0.001234, mode: "normal", source: "beacon", zone: 1),
-            // A fresh remote state cannot be lowered by a beacon.
-            Change(offset: 5, mode: "yellow_flag", source: "remote", zone: nil),
-            // The failed fetch at +10 refreshes nothing: stale at +5 + 15.
-            Change(offset: 20, mode: "normal", source: "beacon", zone: 1),
-            Change(offset: 20.251234, mode: "safety_car", source: "beacon", zone: 2),
-            // Evacuation latches: `{}` at +70 and staleness do not lift it, and it masks the red flag.
-            Change(offset: 60, mode: "evacuation", source: "remote", zone: nil),
-            Change(offset: 170.001234, mode: "evacuation", source: "beacon", zone: 1),
-            Change(offset: 209.001234, mode: "evacuation", source: "remote", zone: nil),
-            // A known non-evacuation mode lifts the latch.
-            Change(offset: 220, mode: "normal", source: "remote", zone: nil),
-            Change(offset: 235, mode: "normal", source: "beacon", zone: 2),
-            Change(offset: 249.251234, mode: "normal", source: "beacon", zone: 3),
-            Change(offset: 249.501234, mode: "unknown", source: "none", zone: nil),
-        ])
+        #expect(
+            changes == [
+                Change(offset: 0.001234, mode: "normal", source: "beacon", zone: 1),
+                // A fresh remote state cannot be lowered by a beacon.
+                Change(offset: 5, mode: "yellow_flag", source: "remote", zone: nil),
+                // The failed fetch at +10 refreshes nothing: stale at +5 + 15.
+                Change(offset: 20, mode: "normal", source: "beacon", zone: 1),
+                Change(offset: 20.251234, mode: "safety_car", source: "beacon", zone: 2),
+                // Evacuation latches: `{}` at +70 and staleness do not lift it, and it masks the red flag.
+                Change(offset: 60, mode: "evacuation", source: "remote", zone: nil),
+                Change(offset: 170.001234, mode: "evacuation", source: "beacon", zone: 1),
+                Change(offset: 209.001234, mode: "evacuation", source: "remote", zone: nil),
+                // A known non-evacuation mode lifts the latch.
+                Change(offset: 220, mode: "normal", source: "remote", zone: nil),
+                Change(offset: 235, mode: "normal", source: "beacon", zone: 2),
+                Change(offset: 249.251234, mode: "normal", source: "beacon", zone: 3),
+                Change(offset: 249.501234, mode: "unknown", source: "none", zone: nil),
+            ])
     }
 
     @Test func negativeMinRSSIWithASpaceFiltersTheWeakZone() throws {

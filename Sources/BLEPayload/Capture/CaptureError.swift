@@ -1,3 +1,5 @@
+import Glibc
+
 /// A capture that cannot be read further: what went wrong, in which file,
 /// at which record and byte offset. Everything before `recordIndex` was read.
 public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -52,12 +54,6 @@ public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 func errnoDescription(_ code: Int32) -> String {
     guard let text = strerror(code) else { return "errno \(code)" }

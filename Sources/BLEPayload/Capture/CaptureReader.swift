@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// How a record's bytes are framed.
 public enum LinkType: Hashable, Sendable {
@@ -79,24 +75,24 @@ public final class CaptureReader {
     }
 
     private var input: Input
-    private var buffer: UnsafeMutableRawBufferPointer
-    private var start = 0
-    private var end = 0
+    var buffer: UnsafeMutableRawBufferPointer
+    var start = 0
+    var end = 0
     private var endOfInput = false
     /// File offset of `buffer[start]`.
-    private var position: Int64 = 0
-    private var recordIndex = 0
+    var position: Int64 = 0
+    var recordIndex = 0
 
     // pcap / btsnoop
-    private var linkType: LinkType = .h4
-    private var bigEndian = true
+    var linkType: LinkType = .h4
+    var bigEndian = true
     private var pcapNanoseconds = false
     // pcapng: per-interface link type and timestamp resolution of the current section.
-    private struct Interface {
+    struct Interface {
         var linkType: LinkType
         var resolution: TimestampResolution
     }
-    private var interfaces: [Interface] = []
+    var interfaces: [Interface] = []
 
     /// Opens `path` and reads its file header.
     public convenience init(path: String) throws(CaptureError) {
@@ -134,19 +130,19 @@ public final class CaptureReader {
 
     // MARK: Buffering
 
-    private func error(_ kind: CaptureError.Kind, at offset: Int64? = nil, record: Int? = nil) -> CaptureError {
+    func error(_ kind: CaptureError.Kind, at offset: Int64? = nil, record: Int? = nil) -> CaptureError {
         CaptureError(file: name, recordIndex: record ?? recordIndex, offset: offset ?? position, kind: kind)
     }
 
     /// Makes at least `count` bytes available from `start`; false at a clean end of input.
     @inline(__always)
-    private func fill(_ count: Int) throws(CaptureError) -> Bool {
+    func fill(_ count: Int) throws(CaptureError) -> Bool {
         if end - start >= count { return true }
         return try refill(count)
     }
 
     @inline(never)
-    private func refill(_ count: Int) throws(CaptureError) -> Bool {
+    func refill(_ count: Int) throws(CaptureError) -> Bool {
         while end - start < count {
             if endOfInput { return false }
             if count > buffer.count {
@@ -192,32 +188,32 @@ public final class CaptureReader {
 
     /// Requires `count` bytes, failing with "truncated" when the file ends first.
     @inline(__always)
-    private func require(_ count: Int) throws(CaptureError) {
+    func require(_ count: Int) throws(CaptureError) {
         guard try fill(count) else {
             throw error(.truncated(needed: count, available: end - start))
         }
     }
 
-    private var window: UnsafeRawBufferPointer {
+    var window: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: buffer[start..<end])
     }
 
-    private func consume(_ count: Int) {
+    func consume(_ count: Int) {
         start += count
         position += Int64(count)
     }
 
-    private func u16(_ at: Int) -> UInt16 {
+    func u16(_ at: Int) -> UInt16 {
         let raw = window.loadUnaligned(fromByteOffset: at, as: UInt16.self)
         return bigEndian ? UInt16(bigEndian: raw) : UInt16(littleEndian: raw)
     }
 
-    private func u32(_ at: Int) -> UInt32 {
+    func u32(_ at: Int) -> UInt32 {
         let raw = window.loadUnaligned(fromByteOffset: at, as: UInt32.self)
         return bigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw)
     }
 
-    private func u64(_ at: Int) -> UInt64 {
+    func u64(_ at: Int) -> UInt64 {
         let raw = window.loadUnaligned(fromByteOffset: at, as: UInt64.self)
         return bigEndian ? UInt64(bigEndian: raw) : UInt64(littleEndian: raw)
     }
@@ -230,7 +226,7 @@ public final class CaptureReader {
         }
         let magicBE = UInt32(bigEndian: window.loadUnaligned(as: UInt32.self))
         switch magicBE {
-        case 0x6274_736E:  // "btsn"
+        case 0x6274_736E: // "btsn"
             try readBTSnoopHeader()
         case 0xA1B2_C3D4, 0xA1B2_3C4D, 0xD4C3_B2A1, 0x4D3C_B2A1:
             try readPcapHeader(magicBE)
@@ -334,137 +330,5 @@ public final class CaptureReader {
         consume(16 + included)
         recordIndex += 1
         return packet
-    }
-
-    private func nextPcapng() throws(CaptureError) -> CapturePacket? {
-        while true {
-            guard try fill(1) else { return nil }
-            try require(12)
-            let rawType = window.loadUnaligned(as: UInt32.self)
-            if UInt32(bigEndian: rawType) == 0x0A0D_0D0A {
-                try readSectionHeader()
-                continue
-            }
-            let type = u32(0)
-            let length = Int(u32(4))
-            guard length >= 12, length % 4 == 0 else {
-                throw error(.badBlock("total length \(length) is not a multiple of 4 of at least 12"))
-            }
-            guard length <= Self.maxRecordLength else { throw error(.absurdLength(length)) }
-            try require(length)
-            guard Int(u32(length - 4)) == length else {
-                throw error(.badBlock("trailing length \(u32(length - 4)) differs from leading length \(length)"))
-            }
-            defer {
-                consume(length)
-                recordIndex += 1
-            }
-            switch type {
-            case 1:
-                try readInterfaceDescription(length: length)
-            case 6:
-                return try enhancedPacket(length: length)
-            case 3:
-                return try simplePacket(length: length)
-            case 2:
-                return try obsoletePacket(length: length)
-            default:
-                continue  // statistics, name resolution, custom and unknown blocks
-            }
-        }
-    }
-
-    private func readSectionHeader() throws(CaptureError) {
-        let rawBOM = window.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-        switch UInt32(bigEndian: rawBOM) {
-        case 0x1A2B_3C4D: bigEndian = true
-        case 0x4D3C_2B1A: bigEndian = false
-        default: throw error(.badMagic)
-        }
-        let length = Int(u32(4))
-        guard length >= 28, length % 4 == 0 else {
-            throw error(.badBlock("section header length \(length) is not a multiple of 4 of at least 28"))
-        }
-        guard length <= Self.maxRecordLength else { throw error(.absurdLength(length)) }
-        try require(length)
-        let major = u16(12)
-        guard major == 1 else { throw error(.unsupportedVersion(UInt32(major))) }
-        interfaces.removeAll(keepingCapacity: true)
-        consume(length)
-        recordIndex += 1
-    }
-
-    private func readInterfaceDescription(length: Int) throws(CaptureError) {
-        guard length >= 20 else { throw error(.badBlock("interface description of \(length) bytes")) }
-        let network = UInt32(u16(8))
-        guard let type = LinkType(pcapLinkType: network) else {
-            throw error(.unknownLinkType(network))
-        }
-        var resolution = TimestampResolution.microseconds
-        // Options: code u16, length u16, value padded to 4 bytes; code 0 ends them.
-        var offset = 16
-        while offset + 4 <= length - 4 {
-            let code = u16(offset)
-            let optionLength = Int(u16(offset + 2))
-            if code == 0 { break }
-            guard offset + 4 + optionLength <= length - 4 else {
-                throw error(.badBlock("interface option \(code) at block byte \(offset) overruns the block"))
-            }
-            if code == 9, optionLength >= 1 {
-                resolution = TimestampResolution(byte: window[offset + 4])
-            }
-            offset += 4 + (optionLength + 3) & ~3
-        }
-        interfaces.append(Interface(linkType: type, resolution: resolution))
-    }
-
-    private func interface(_ id: Int) throws(CaptureError) -> Interface {
-        guard id >= 0, id < interfaces.count else {
-            throw error(.badBlock("packet names interface \(id), but only \(interfaces.count) are described"))
-        }
-        return interfaces[id]
-    }
-
-    private func packetData(at offset: Int, captured: Int, blockLength: Int) throws(CaptureError) -> UnsafeRawBufferPointer {
-        guard captured >= 0, offset + captured <= blockLength - 4 else {
-            throw error(.badBlock("captured length \(captured) overruns the \(blockLength)-byte block"))
-        }
-        return UnsafeRawBufferPointer(rebasing: window[offset..<offset + captured])
-    }
-
-    private func enhancedPacket(length: Int) throws(CaptureError) -> CapturePacket {
-        guard length >= 32 else { throw error(.badBlock("enhanced packet block of \(length) bytes")) }
-        let interface = try interface(Int(u32(8)))
-        let stamp = UInt64(u32(12)) << 32 | UInt64(u32(16))
-        let bytes = try packetData(at: 28, captured: Int(u32(20)), blockLength: length)
-        return CapturePacket(
-            index: recordIndex, offset: position, timestamp: try unixMicros(stamp, resolution: interface.resolution),
-            linkType: interface.linkType, flags: 0, bytes: bytes)
-    }
-
-    private func unixMicros(_ stamp: UInt64, resolution: TimestampResolution) throws(CaptureError) -> Int64 {
-        guard let micros = resolution.microseconds(stamp) else {
-            throw error(.timestampOutOfRange("\(stamp) units of \(resolution) exceed Int64 µs since 1970"))
-        }
-        return micros
-    }
-
-    private func simplePacket(length: Int) throws(CaptureError) -> CapturePacket {
-        guard length >= 16 else { throw error(.badBlock("simple packet block of \(length) bytes")) }
-        let interface = try interface(0)
-        let captured = min(Int(u32(8)), length - 16)
-        let bytes = try packetData(at: 12, captured: captured, blockLength: length)
-        return CapturePacket(index: recordIndex, offset: position, timestamp: 0, linkType: interface.linkType,
-                             flags: 0, bytes: bytes)
-    }
-
-    private func obsoletePacket(length: Int) throws(CaptureError) -> CapturePacket {
-        guard length >= 32 else { throw error(.badBlock("packet block of \(length) bytes")) }
-        let interface = try interface(Int(u16(8)))
-        let stamp = UInt64(u32(12)) << 32 | UInt64(u32(16))
-        let bytes = try packetData(at: 28, captured: Int(u32(20)), blockLength: length)
-        return CapturePacket(
-            index: recordIndex, offset: position, timestamp: try unixMicros(stamp, resolution: interface.resolution),
-            linkType: interface.linkType, flags: 0, bytes: bytes)
     }
 }

@@ -21,8 +21,8 @@ public enum BTSnoopWriter {
         to bytes: inout [UInt8], timestamp: Int64, flags: UInt32 = receivedEventFlags, packet: some Collection<UInt8>,
         drops: UInt32 = 0
     ) {
-        appendBE32(UInt32(packet.count), to: &bytes)  // original length
-        appendBE32(UInt32(packet.count), to: &bytes)  // included length
+        appendBE32(UInt32(packet.count), to: &bytes) // original length
+        appendBE32(UInt32(packet.count), to: &bytes) // included length
         appendBE32(flags, to: &bytes)
         appendBE32(drops, to: &bytes)
         let stamp = UInt64(bitPattern: timestamp &+ CaptureReader.btsnoopEpochOffset)
@@ -32,8 +32,10 @@ public enum BTSnoopWriter {
     }
 
     static func appendBE32(_ value: UInt32, to bytes: inout [UInt8]) {
-        bytes += [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-                  UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+        bytes += [
+            UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
+        ]
     }
 }
 
@@ -66,7 +68,7 @@ public enum PcapWriter {
             fraction += 1_000_000
         }
         append32(UInt32(truncatingIfNeeded: seconds), bigEndian, &bytes)
-        let units = UInt32(fraction)  // 0..<10^6
+        let units = UInt32(fraction) // 0..<10^6
         append32(nanoseconds ? units * 1000 : units, bigEndian, &bytes)
         append32(UInt32(packet.count), bigEndian, &bytes)
         append32(UInt32(packet.count), bigEndian, &bytes)
@@ -90,7 +92,7 @@ public enum PcapWriter {
 public enum PcapngWriter {
     public static func sectionHeader() -> [UInt8] {
         var body = le32(0x1A2B_3C4D) + le16(1) + le16(0)
-        body += le32(UInt32.max) + le32(UInt32.max)  // section length: unknown (-1)
+        body += le32(UInt32.max) + le32(UInt32.max) // section length: unknown (-1)
         return block(type: 0x0A0D_0D0A, body: body)
     }
 
@@ -124,7 +126,9 @@ public enum PcapngWriter {
     }
 
     static func le32(_ value: UInt32) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
-         UInt8(truncatingIfNeeded: value >> 16), UInt8(value >> 24)]
+        [
+            UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value >> 16), UInt8(value >> 24),
+        ]
     }
 }

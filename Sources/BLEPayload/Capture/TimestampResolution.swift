@@ -29,7 +29,7 @@ struct TimestampResolution: Hashable, CustomStringConvertible {
         } else if power - 6 <= 38 {
             micros = UInt128(stamp) / Self.powerOfTen(Int(power) - 6)
         } else {
-            micros = 0  // 10^-45 s and finer: any 64-bit count is far below a microsecond
+            micros = 0 // 10^-45 s and finer: any 64-bit count is far below a microsecond
         }
         guard micros <= UInt128(Int64.max) else { return nil }
         return Int64(micros)

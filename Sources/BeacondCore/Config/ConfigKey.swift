@@ -39,9 +39,10 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     }
 
     /// The sections (`scanner`, `remote`, ...) keys are nested in.
-    static let sections: Set<String> = Set(allCases.compactMap { key in
-        key.rawValue.firstIndex(of: ".").map { String(key.rawValue[..<$0]) }
-    })
+    static let sections: Set<String> = Set(
+        allCases.compactMap { key in
+            key.rawValue.firstIndex(of: ".").map { String(key.rawValue[..<$0]) }
+        })
 
     /// The key a flag overrides.
     package static func forFlag(_ flag: String) -> ConfigKey? { allCases.first { $0.flag == flag } }

@@ -63,15 +63,18 @@ struct ConfigKeySpec {
         _ path: WritableKeyPath<DaemonConfiguration, Value>, flag: String? = nil, reload: ReloadClass,
         parse: @escaping (RawConfigValue) throws(ConfigValueProblem) -> Value, format: @escaping (Value) -> String
     ) {
-        self.init(path, flag: flag, reload: reload, parse: { value, _ throws(ConfigValueProblem) in
-            try parse(value)
-        }, format: format)
+        self.init(
+            path, flag: flag, reload: reload,
+            parse: { value, _ throws(ConfigValueProblem) in
+                try parse(value)
+            }, format: format)
     }
 
     /// A duration key: seconds in the file and on the command line, microseconds in the configuration.
-    init(_ path: WritableKeyPath<DaemonConfiguration, Int64>, flag: String? = nil, reload: ReloadClass,
-         duration range: DurationRange)
-    {
+    init(
+        _ path: WritableKeyPath<DaemonConfiguration, Int64>, flag: String? = nil, reload: ReloadClass,
+        duration range: DurationRange
+    ) {
         self.init(
             path, flag: flag, reload: reload, durationRange: range,
             parse: { value, _ throws(ConfigValueProblem) in try ConfigValueParser.duration(value, in: range) },
@@ -83,22 +86,26 @@ struct ConfigKeySpec {
         _ path: WritableKeyPath<DaemonConfiguration, Value>, flag: String? = nil, reload: ReloadClass,
         integer range: ClosedRange<Value>, format: @escaping (Value) -> String = { String($0) }
     ) {
-        self.init(path, flag: flag, reload: reload, parse: { value throws(ConfigValueProblem) in
-            try ConfigValueParser.integer(value, in: range)
-        }, format: format)
+        self.init(
+            path, flag: flag, reload: reload,
+            parse: { value throws(ConfigValueProblem) in
+                try ConfigValueParser.integer(value, in: range)
+            }, format: format)
     }
 
     /// A path key: relative to the config file's directory, relative flags to the working directory.
-    init(_ path: WritableKeyPath<DaemonConfiguration, String>, flag: String? = nil, reload: ReloadClass,
-         path parse: @escaping (RawConfigValue, _ base: String?) throws(ConfigValueProblem) -> String)
-    {
+    init(
+        _ path: WritableKeyPath<DaemonConfiguration, String>, flag: String? = nil, reload: ReloadClass,
+        path parse: @escaping (RawConfigValue, _ base: String?) throws(ConfigValueProblem) -> String
+    ) {
         self.init(path, flag: flag, reload: reload, isPath: true, parse: parse, format: { $0 })
     }
 
     /// An optional path key: `~` (or nothing) in the file unsets it.
-    init(_ path: WritableKeyPath<DaemonConfiguration, String?>, flag: String? = nil, reload: ReloadClass,
-         path parse: @escaping (RawConfigValue, _ base: String?) throws(ConfigValueProblem) -> String)
-    {
+    init(
+        _ path: WritableKeyPath<DaemonConfiguration, String?>, flag: String? = nil, reload: ReloadClass,
+        path parse: @escaping (RawConfigValue, _ base: String?) throws(ConfigValueProblem) -> String
+    ) {
         self.init(path, flag: flag, reload: reload, isPath: true, parse: Self.orNone(parse), format: { $0 ?? "~" })
     }
 
@@ -126,8 +133,9 @@ extension ConfigKey {
         case .scannerAdapter:
             return Row(\.scanner.adapter, flag: "--adapter", reload: .restart, parse: P.adapter, format: { $0 })
         case .scannerCompanyID:
-            return Row(\.scanner.companyID, flag: "--company-id", reload: .restart, integer: 0...UInt16.max,
-                       format: { "0x" + String($0, radix: 16, uppercase: true) })
+            return Row(
+                \.scanner.companyID, flag: "--company-id", reload: .restart, integer: 0...UInt16.max,
+                format: { "0x" + String($0, radix: 16, uppercase: true) })
         case .scannerReplay: return Row(\.scanner.replay, flag: "--replay", reload: .restart, path: P.path)
         case .scannerSpeed:
             return Row(\.scanner.speed, flag: "--speed", reload: .restart, parse: P.speed, format: \.description)
@@ -137,15 +145,18 @@ extension ConfigKey {
         case .scannerActive:
             return Row(\.scanner.active, flag: "--active", reload: .restart, parse: P.bool, format: { String($0) })
         case .scannerScanInterval:
-            return Row(\.scanner.scanIntervalMs, flag: "--scan-interval-ms", reload: .restart,
-                       integer: DaemonConfiguration.Scanner.scanTimingRange)
+            return Row(
+                \.scanner.scanIntervalMs, flag: "--scan-interval-ms", reload: .restart,
+                integer: DaemonConfiguration.Scanner.scanTimingRange)
         case .scannerScanWindow:
-            return Row(\.scanner.scanWindowMs, flag: "--scan-window-ms", reload: .restart,
-                       integer: DaemonConfiguration.Scanner.scanTimingRange)
+            return Row(
+                \.scanner.scanWindowMs, flag: "--scan-window-ms", reload: .restart,
+                integer: DaemonConfiguration.Scanner.scanTimingRange)
         case .remoteURL:
-            return Row(\.remote.url, flag: "--remote-url", reload: remote,
-                       parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.url(value) },
-                       format: { $0 ?? "~" })
+            return Row(
+                \.remote.url, flag: "--remote-url", reload: remote,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.url(value) },
+                format: { $0 ?? "~" })
         case .remotePollInterval:
             return Row(\.remote.pollInterval, flag: "--poll-interval", reload: remote, duration: .pollInterval)
         case .remoteTimeout: return Row(\.remote.timeout, flag: "--timeout", reload: remote, duration: .timeout)
@@ -158,33 +169,42 @@ extension ConfigKey {
             return Row(\.fusion.policy, flag: "--policy", reload: fusion, parse: P.policy, format: \.rawValue)
         case .fusionMinRSSI: return Row(\.fusion.minRSSI, flag: "--min-rssi", reload: fusion, integer: -127...20)
         case .fusionZones:
-            return Row(\.fusion.zones, flag: "--zones", reload: fusion, parse: P.zones, format: {
-                "[" + $0.sorted().map(String.init).joined(separator: ",") + "]"
-            })
+            return Row(
+                \.fusion.zones, flag: "--zones", reload: fusion, parse: P.zones,
+                format: {
+                    "[" + $0.sorted().map(String.init).joined(separator: ",") + "]"
+                })
         case .fusionMaxTTL: return Row(\.fusion.maxTTL, reload: fusion, duration: .maxTTL)
         case .fusionDeescalationHold:
-            return Row(\.fusion.deescalationHold, flag: "--deescalation-hold", reload: fusion,
-                       duration: .deescalationHold)
+            return Row(
+                \.fusion.deescalationHold, flag: "--deescalation-hold", reload: fusion,
+                duration: .deescalationHold)
         case .fusionAllow:
-            return Row(\.fusion.allow, reload: fusion, parse: P.allowList, format: { allow in
-                let entries = allow.addresses.sorted().map(\.description) + allow.sourceIDs.sorted().map(String.init)
-                return "[" + entries.joined(separator: ",") + "]"
-            })
+            return Row(
+                \.fusion.allow, reload: fusion, parse: P.allowList,
+                format: { allow in
+                    let entries =
+                        allow.addresses.sorted().map(\.description) + allow.sourceIDs.sorted().map(String.init)
+                    return "[" + entries.joined(separator: ",") + "]"
+                })
         case .fusionMaxDistance:
-            return Row(\.fusion.maxDistance, reload: fusion,
-                       parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.metres(value) },
-                       format: { $0.map { String($0) } ?? "~" })
+            return Row(
+                \.fusion.maxDistance, reload: fusion,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.metres(value) },
+                format: { $0.map { String($0) } ?? "~" })
         case .fusionReferencePower:
-            return Row(\.fusion.referencePower, reload: fusion,
-                       parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.referencePower(value) },
-                       format: { $0.map { String($0) } ?? "~" })
+            return Row(
+                \.fusion.referencePower, reload: fusion,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.referencePower(value) },
+                format: { $0.map { String($0) } ?? "~" })
         case .fusionMaxEntries: return Row(\.fusion.maxEntries, reload: .restart, integer: 1...1_000_000)
         case .socketPath: return Row(\.socket.path, flag: "--socket", reload: .restart, path: P.socketPath)
         case .socketMaxClients: return Row(\.socket.maxClients, reload: .restart, integer: 1...1_000_000)
         case .stateDir: return Row(\.stateDir, flag: "--state-dir", reload: .restart, path: P.path)
         case .logLevel:
-            return Row(\.log.level, flag: "--log-level", reload: .live(.logging), parse: P.logLevel,
-                       format: \.rawValue)
+            return Row(
+                \.log.level, flag: "--log-level", reload: .live(.logging), parse: P.logLevel,
+                format: \.rawValue)
         case .recordPath: return Row(\.record.path, flag: "--record", reload: .restart, path: P.path)
         case .recordMaxMB: return Row(\.record.maxMB, flag: "--record-max-mb", reload: .restart, integer: 1...1_000_000)
         case .recordKeep: return Row(\.record.keep, flag: "--record-keep", reload: .restart, integer: 0...1000)

@@ -1,12 +1,7 @@
 import BLEPayload
 import CircuitState
-import Logging
-
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Logging
 
 /// A value before it is checked: a YAML node, or the text of a flag.
 package struct RawConfigValue: Sendable {

@@ -11,9 +11,10 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
     var column: Int?
     var reason: String
 
-    init(file: String? = nil, flag: String? = nil, key: String?, line: Int? = nil, column: Int? = nil,
-         reason: String)
-    {
+    init(
+        file: String? = nil, flag: String? = nil, key: String?, line: Int? = nil, column: Int? = nil,
+        reason: String
+    ) {
         self.file = file
         self.flag = flag
         self.key = key

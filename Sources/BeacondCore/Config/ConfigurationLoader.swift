@@ -1,10 +1,5 @@
-import Yams
-
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Yams
 
 extension DaemonConfiguration {
     /// A config file larger than this is refused rather than read.
@@ -17,7 +12,9 @@ extension DaemonConfiguration {
 
     /// What `beacond run` runs with: the file at `path` (nil: defaults only), then the flags on top,
     /// then the checks that span keys. Use this at start and again on SIGHUP.
-    package static func load(path: String?, overrides: DaemonOverrides) throws(ConfigurationError) -> DaemonConfiguration {
+    package static func load(path: String?, overrides: DaemonOverrides) throws(ConfigurationError)
+        -> DaemonConfiguration
+    {
         let file = try path.map { (path) throws(ConfigurationError) in try parse(path: path) } ?? DaemonConfiguration()
         return try overrides.applied(to: file)
     }
@@ -58,11 +55,12 @@ extension DaemonConfiguration {
             case .mapping(let mapping):
                 walker.walk(mapping, prefix: "")
             case _ where RawConfigValue(node: root).isNull:
-                break  // an empty document: the defaults
+                break // an empty document: the defaults
             default:
-                walker.problems.append(ConfigurationProblem(
-                    file: file, key: nil, line: root.mark?.line, column: root.mark?.column,
-                    reason: "expected a mapping of keys at the top level (like `fusion:` and `scanner:`)"))
+                walker.problems.append(
+                    ConfigurationProblem(
+                        file: file, key: nil, line: root.mark?.line, column: root.mark?.column,
+                        reason: "expected a mapping of keys at the top level (like `fusion:` and `scanner:`)"))
             }
         }
         if !walker.problems.isEmpty { throw ConfigurationError(walker.problems) }
@@ -162,9 +160,10 @@ struct ConfigurationWalker {
     mutating func walk(_ mapping: Node.Mapping, prefix: String) {
         for (keyNode, valueNode) in mapping {
             guard case .scalar(let keyScalar) = keyNode else {
-                problems.append(ConfigurationProblem(
-                    file: file, key: prefix.isEmpty ? nil : prefix, line: keyNode.mark?.line,
-                    column: keyNode.mark?.column, reason: "keys must be plain names"))
+                problems.append(
+                    ConfigurationProblem(
+                        file: file, key: prefix.isEmpty ? nil : prefix, line: keyNode.mark?.line,
+                        column: keyNode.mark?.column, reason: "keys must be plain names"))
                 continue
             }
             let path = prefix.isEmpty ? keyScalar.string : prefix + "." + keyScalar.string
@@ -178,9 +177,11 @@ struct ConfigurationWalker {
                 } catch {
                     // An empty value has no position of its own worth showing: point at its key.
                     let placed = error.line != nil && !value.isNull
-                    problems.append(ConfigurationProblem(
-                        file: file, key: path, line: placed ? error.line : line, column: placed ? error.column : column,
-                        reason: error.reason))
+                    problems.append(
+                        ConfigurationProblem(
+                            file: file, key: path, line: placed ? error.line : line,
+                            column: placed ? error.column : column,
+                            reason: error.reason))
                 }
             } else if prefix.isEmpty && ConfigKey.sections.contains(path) {
                 switch valueNode {
@@ -188,9 +189,10 @@ struct ConfigurationWalker {
                 case _ where RawConfigValue(node: valueNode).isNull: break
                 default:
                     let keys = ConfigKey.allCases.map(\.rawValue).filter { $0.hasPrefix(path + ".") }
-                    problems.append(ConfigurationProblem(
-                        file: file, key: path, line: line, column: column,
-                        reason: "expected a mapping of keys (\(keys.joined(separator: ", ")))"))
+                    problems.append(
+                        ConfigurationProblem(
+                            file: file, key: path, line: line, column: column,
+                            reason: "expected a mapping of keys (\(keys.joined(separator: ", ")))"))
                 }
             } else {
                 var reason = "unknown key"
@@ -225,7 +227,8 @@ struct ConfigurationWalker {
             current[0] = i
             if !b.isEmpty {
                 for j in 1...b.count {
-                    current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                    current[j] = min(
+                        previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
                 }
             }
             swap(&previous, &current)

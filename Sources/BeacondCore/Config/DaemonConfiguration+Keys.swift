@@ -20,10 +20,11 @@ extension DaemonConfiguration {
             }
         }
         if scanner.scanWindowMs > scanner.scanIntervalMs {
-            problems.append(origins.problem(
-                .scannerScanWindow,
-                reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
-                    + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
+            problems.append(
+                origins.problem(
+                    .scannerScanWindow,
+                    reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
+                        + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
         }
         return problems
     }

@@ -38,7 +38,7 @@ package enum DecimalMillionths {
             guard !digits.isEmpty, isDigits(digits) else { return .failure(.notANumber) }
             guard digits.count <= 6 else { return .failure(.tooManyDecimals) }
             guard var value = Int64(digits) else { return .failure(.notANumber) }
-            for _ in digits.count..<6 { value *= 10 }  // at most 999_999: cannot overflow
+            for _ in digits.count..<6 { value *= 10 } // at most 999_999: cannot overflow
             fraction = value
         }
         // Int64(_:) refuses (nil) rather than traps on a whole part beyond Int64.
@@ -82,7 +82,8 @@ package struct DurationRange: Hashable, Sendable {
 
     /// `between 0.1 and 300 seconds` (`0 or between 1 and 86400 seconds`).
     var text: String {
-        let span = "between \(DecimalText.format(micros: micros.lowerBound)) and "
+        let span =
+            "between \(DecimalText.format(micros: micros.lowerBound)) and "
             + "\(DecimalText.format(micros: micros.upperBound)) seconds"
         return zeroTurnsOff ? "0 (off) or " + span : span
     }

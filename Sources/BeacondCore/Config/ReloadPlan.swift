@@ -43,8 +43,9 @@ struct ReloadPlan: Sendable {
         var parts: [String] = []
         if !applied.isEmpty { parts.append("applied " + applied.map(\.description).joined(separator: ", ")) }
         if !needsRestart.isEmpty {
-            parts.append("needs restart (running values kept) "
-                + needsRestart.map(\.description).joined(separator: ", "))
+            parts.append(
+                "needs restart (running values kept) "
+                    + needsRestart.map(\.description).joined(separator: ", "))
         }
         return parts.joined(separator: "; ")
     }
@@ -84,9 +85,11 @@ extension DaemonConfiguration {
 extension ConfigValueParser {
     /// Text shown bare when it is a simple token, quoted and escaped otherwise.
     static func quotedIfNeeded(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
-            $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\"
-        }
+        let plain =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy {
+                $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\"
+            }
         return plain ? text : quoted(text)
     }
 

@@ -47,8 +47,9 @@ struct RemoteURL: Hashable, Sendable {
             }
             target = .file(path: path)
         default:
-            throw Problem(reason: "unsupported URL scheme \(ConfigValueParser.quoted(schemeText)) "
-                + "(expected http, https or file)")
+            throw Problem(
+                reason: "unsupported URL scheme \(ConfigValueParser.quoted(schemeText)) "
+                    + "(expected http, https or file)")
         }
     }
 }

@@ -56,15 +56,18 @@ package final class Daemon {
             } catch {
                 throw DaemonStartError(description: "cannot replay: \(error)")
             }
-            let speed: ReplayClock.Speed = switch scanner.speed {
-            case .max: .maximum
-            case .factor(let millionths): .factor(Double(millionths) / 1_000_000)
-            }
+            let speed: ReplayClock.Speed =
+                switch scanner.speed {
+                case .max: .maximum
+                case .factor(let millionths): .factor(Double(millionths) / 1_000_000)
+                }
             if scanner.loop, speed == .maximum {
                 throw DaemonStartError(description: "--loop needs a finite --speed: at max a loop never rests")
             }
             if configuration.record.path != nil {
-                throw DaemonStartError(description: "--record records what the hci backend receives; the replay backend has nothing to record")
+                throw DaemonStartError(
+                    description:
+                        "--record records what the hci backend receives; the replay backend has nothing to record")
             }
             let virtual = ReplayClock(start: start, speed: speed)
             replayClock = virtual
@@ -73,22 +76,26 @@ package final class Daemon {
             clock = BootClock()
         }
 
-        hub = TrackStateHub(eventLoop: loop, configuration: configuration.fusionConfiguration(), clock: clock,
-                            backend: scanner.backend.rawValue, logger: logger)
+        hub = TrackStateHub(
+            eventLoop: loop, configuration: configuration.fusionConfiguration(), clock: clock,
+            backend: scanner.backend.rawValue, logger: logger)
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
-        server = TrackStateServer(hub: hub, path: configuration.socket.path,
-                                  maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
-                                  logger: logger, logLimiter: .shared)
+        server = TrackStateServer(
+            hub: hub, path: configuration.socket.path,
+            maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
+            logger: logger, logLimiter: .shared)
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         if let replayClock, let capture = scanner.replay {
-            backend = ReplayBackend(path: capture, clock: replayClock, loop: scanner.loop,
-                                    decoder: decoder, hub: hub, logger: logger)
+            backend = ReplayBackend(
+                path: capture, clock: replayClock, loop: scanner.loop,
+                decoder: decoder, hub: hub, logger: logger)
             scanSink = nil
         } else {
             let sink = HubAdvertisementSink(hub: hub, decoder: decoder)
-            backend = try LiveScanner.make(scanner, record: configuration.record, sink: sink,
-                                           retriesMissingAdapter: true, logger: logger, logLimiter: .shared)
+            backend = try LiveScanner.make(
+                scanner, record: configuration.record, sink: sink,
+                retriesMissingAdapter: true, logger: logger, logLimiter: .shared)
             scanSink = sink
         }
 
@@ -106,7 +113,12 @@ package final class Daemon {
             }
             if let restoration = store.restoration(nowWallMicros: MonotonicClock.wallMicros()) {
                 try loop.submit { [hub] in hub.restoreRemote(restoration) }.wait()
-                logger.info("restored the last known remote state, \(restoration.age / 1_000_000) s old\(restoration.isLatched ? ", evacuation latched" : "")")
+                logger.info(
+                    """
+                    restored the last known remote state, \(restoration.age / 1_000_000) s \
+                    old\(restoration.isLatched ? ", evacuation latched" : "")
+                    """
+                )
             }
         } else {
             httpGroup = nil
@@ -134,7 +146,12 @@ package final class Daemon {
         let notifier = notifier
         let poller = poller
         hub.onPublish = { state, beacons in
-            _ = notifier.status("\(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \(beacons) beacons")
+            _ = notifier.status(
+                """
+                \(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \
+                \(beacons) beacons
+                """
+            )
         }
         let scanSink = scanSink
         let scanner = backend as? ScannerStatusReporting
@@ -145,22 +162,28 @@ package final class Daemon {
         }
         let logger = logger
         let socketPath = configuration.socket.path
-        let banner = "beacond \(BeacondVersion.current) listening on \(socketPath), backend "
+        let banner =
+            "beacond \(BeacondVersion.current) listening on \(socketPath), backend "
             + configuration.scanner.backend.rawValue + (configuration.remote.url.map { ", remote \($0)" } ?? "")
-        let server = TrackStateServerService(server: server, listening: {
-            logger.info("\(banner)")
-            _ = notifier.ready(status: "listening on \(socketPath)")
-        }, logger: logger)
-        var services: [any Service] = [server, TrackStateHubService(hub: hub),
-                                      ReloadService(daemon: self, signals: reloadSignals),
-                                      LogSummaryService(limiter: .shared, logger: logger)]
+        let server = TrackStateServerService(
+            server: server,
+            listening: {
+                logger.info("\(banner)")
+                _ = notifier.ready(status: "listening on \(socketPath)")
+            }, logger: logger)
+        var services: [any Service] = [
+            server, TrackStateHubService(hub: hub),
+            ReloadService(daemon: self, signals: reloadSignals),
+            LogSummaryService(limiter: .shared, logger: logger),
+        ]
         if let interval = SystemdNotifier.watchdogInterval() {
             services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
         }
         if let poller { services.append(poller) }
         if let backend { services.append(backend) }
-        let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let serviceGroup = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 
         var failure: Error?
         do {

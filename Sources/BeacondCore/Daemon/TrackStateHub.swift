@@ -39,12 +39,12 @@ package final class BootClock: EngineClock {
 /// `eventLoop` (which is why it may be shared across threads) and call it only there.
 package final class TrackStateHub: @unchecked Sendable {
     package let eventLoop: EventLoop
-    private let clock: EngineClock
+    let clock: EngineClock
     private let logger: Logger
-    private var driver: TimelineDriver
+    private(set) var driver: TimelineDriver
     /// A copy of the engine's configuration: publishing runs inside driver calls, so it must
     /// not read the driver.
-    private var configuration: FusionConfiguration
+    private(set) var configuration: FusionConfiguration
     private(set) var directory = BeaconDirectory()
     private(set) var scanner: ScannerStatus
     private(set) var scannerDetail: String?
@@ -52,15 +52,15 @@ package final class TrackStateHub: @unchecked Sendable {
     private(set) var latest: PublishedState
     private(set) var stateLine: ByteBuffer
     private var lastPublicationKey: PublicationKey?
-    private var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
+    private(set) var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
     private var beaconSubscribers = 0
     private var beaconThrottle = BeaconThrottle()
     private var spoofWarnings = SpoofWarningLimiter()
-    private var statusCache: (builtAt: Int64, seq: Int, line: ByteBuffer)?
+    var statusCache: (builtAt: Int64, seq: Int, line: ByteBuffer)?
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
     private var suspendCheck: RepeatedTask?
-    package private(set) var counters = HubCounters()
+    package internal(set) var counters = HubCounters()
     /// A replay at maximum speed is delivering inputs: evaluate a timestamp's inputs together,
     /// when the next timestamp arrives, as `replay --timeline` does. Otherwise every input is
     /// evaluated at once.
@@ -132,7 +132,9 @@ package final class TrackStateHub: @unchecked Sendable {
     // MARK: Inputs
 
     /// One GeoRacing signal from a scanner; `time` nil means now.
-    package func ingest(_ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at time: Int64? = nil) {
+    package func ingest(
+        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at time: Int64? = nil
+    ) {
         eventLoop.assertInEventLoop()
         let now = time ?? clock.now()
         counters.signals += 1
@@ -178,8 +180,9 @@ package final class TrackStateHub: @unchecked Sendable {
         // A replay clock may stand near Int64.min: the fetch time saturates rather than overflows.
         let (fetchedAt, overflow) = now.subtractingReportingOverflow(restoration.age)
         driver.modifyEngine {
-            $0.restoreRemote(restoration.snapshot, fetchedAt: overflow ? .min : fetchedAt,
-                             latchedSnapshot: restoration.latchedSnapshot, at: now)
+            $0.restoreRemote(
+                restoration.snapshot, fetchedAt: overflow ? .min : fetchedAt,
+                latchedSnapshot: restoration.latchedSnapshot, at: now)
         }
     }
 
@@ -190,8 +193,9 @@ package final class TrackStateHub: @unchecked Sendable {
     func setScanner(_ state: ScannerStatus.State, detail: String? = nil) {
         let stateChanged = scanner.state != state
         if stateChanged || (scannerDetail == nil && detail != nil) {
-            logger.log(level: state == .down ? .warning : .info,
-                       "scanner \(scanner.backend) \(state.rawValue)\(detail.map { ": " + TerminalText.escaped($0) } ?? "")")
+            logger.log(
+                level: state == .down ? .warning : .info,
+                "scanner \(scanner.backend) \(state.rawValue)\(detail.map { ": " + TerminalText.escaped($0) } ?? "")")
         } else if detail != scannerDetail, let detail {
             logger.debug("scanner \(scanner.backend) \(state.rawValue): \(TerminalText.escaped(detail))")
         }
@@ -247,96 +251,6 @@ package final class TrackStateHub: @unchecked Sendable {
 
     var subscriberCount: Int { subscribers.count }
 
-    // MARK: Status
-
-    /// Entries listed per array of a status reply (`overrides`, `beacons`); the rest are counted.
-    static let statusListLimit = 256
-
-    /// How long one status line answers every client that asks, while no state is published:
-    /// building one for a full table costs milliseconds, and a thousand clients each asking ten
-    /// times a second must not turn that into seconds of the loop's time.
-    static let statusReuseInterval: Int64 = 100_000
-
-    /// The status line for a client's request: the one built for an earlier request, if it is
-    /// under `statusReuseInterval` old and no state was published since; else a new one.
-    func sharedStatusLine() -> ByteBuffer {
-        let now = MonotonicClock.micros()
-        if let cached = statusCache, cached.seq == seq, now >= cached.builtAt,
-           now - cached.builtAt < Self.statusReuseInterval {
-            counters.statusReused += 1
-            return cached.line
-        }
-        let line = ByteBuffer(bytes: statusLine())
-        statusCache = (now, seq, line)
-        return line
-    }
-
-    /// A `{"type":"status"}` line: the state, active overrides (best first) and recently heard
-    /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
-    /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime,
-    /// then whatever `statusProviders` add.
-    func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
-        let listLimit = max(0, listLimit)
-        let now = clock.now()
-        let view = PublicationView(state: latest, directory: directory, configuration: configuration, scanner: scanner,
-                                   wallMicros: MonotonicClock.wallMicros())
-        let engine = driver.engine
-        var beaconsCut: [BeaconReport] = []
-        let overrides = engine.activeOverrides(at: now)
-        let overridesCut = overrides.prefix(listLimit).compactMap { override in
-            BeaconReport(override: override, directory: directory.entry(for: override.key),
-                         configuration: engine.configuration, now: now)
-        }
-        let recent = directory.recent
-        beaconsCut.reserveCapacity(min(recent.count, listLimit))
-        for entry in recent.prefix(listLimit) {
-            if let beacon = BeaconReport(override: engine.activeOverride(for: entry.key, at: now), directory: entry,
-                                         configuration: engine.configuration, now: now) {
-                beaconsCut.append(beacon)
-            }
-        }
-        var status = StatusMessage(
-            uptime: Double(MonotonicClock.micros() - startedAt) / 1_000_000, state: StateMessage(seq: seq, view: view),
-            overrides: overridesCut, overridesOmitted: max(0, overrides.count - listLimit), beacons: beaconsCut,
-            beaconsOmitted: max(0, recent.count - listLimit),
-            remote: engine.remoteStatus(at: now).map(RemoteReport.init),
-            scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
-            counters: statusCounters())
-        for provider in statusProviders { provider(&status) }
-        return status.line
-    }
-
-    /// `status.counters`: the hub's, the engine's and the directory's.
-    private func statusCounters() -> HubStatusCounters {
-        let engine = driver.engine
-        let fusion = engine.counters
-        var status = HubStatusCounters()
-        status.signals = counters.signals
-        status.rejectedFrames = counters.rejectedFrames
-        status.accepted = fusion.accepted
-        status.repeats = fusion.repeats
-        status.olderIgnored = fusion.olderIgnored
-        status.contests = fusion.contests
-        status.contestedFrames = fusion.contestedFrames
-        status.filteredRSSI = fusion.filteredRSSI
-        status.filteredZone = fusion.filteredZone
-        status.filteredAllow = fusion.filteredAllow
-        status.filteredDistance = fusion.filteredDistance
-        status.filteredUnknownMode = fusion.filteredUnknownMode
-        status.expired = fusion.expired
-        status.evicted = fusion.evicted
-        status.refused = fusion.refused
-        status.overrides = engine.overrideCount
-        status.beaconsForgotten = directory.forgotten
-        status.remoteFetches = fusion.remoteSuccesses
-        status.remoteFailures = fusion.remoteFailures
-        status.published = counters.published
-        status.beaconUpdates = counters.beaconUpdates
-        status.statusReused = counters.statusReused
-        status.subscribers = subscribers.count
-        return status
-    }
-
     // MARK: Publishing
 
     private func publish(_ state: PublishedState) {
@@ -349,8 +263,9 @@ package final class TrackStateHub: @unchecked Sendable {
         lastPublicationKey = key
         seq += 1
         counters.published += 1
-        let view = PublicationView(state: state, directory: directory, configuration: configuration, scanner: scanner,
-                                   wallMicros: MonotonicClock.wallMicros())
+        let view = PublicationView(
+            state: state, directory: directory, configuration: configuration, scanner: scanner,
+            wallMicros: MonotonicClock.wallMicros())
         stateLine = ByteBuffer(bytes: StateMessage(seq: seq, view: view).line)
         // Clients first: the audit line and systemd's STATUS can wait a few microseconds.
         for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
@@ -415,8 +330,9 @@ package final class TrackStateHub: @unchecked Sendable {
     /// A key's first contest is logged at warning level, at most once per key per minute.
     private func warnOfContest(_ key: OverrideKey, at now: Int64) {
         guard spoofWarnings.shouldWarn(key, at: now),
-              let override = driver.engine.activeOverride(for: key, at: now),
-              let contested = override.contestedClaim else { return }
+            let override = driver.engine.activeOverride(for: key, at: now),
+            let contested = override.contestedClaim
+        else { return }
         var heard = "\(contested.sequence) (\(contested.mode.rawValue))"
         if let inForce = override.claimInForce {
             heard += " and \(inForce.sequence) (\(inForce.mode.rawValue))"
@@ -443,7 +359,8 @@ package final class TrackStateHub: @unchecked Sendable {
     /// Keeps one timer armed for the engine's next deadline.
     private func rescheduleTimer() {
         guard let next = driver.engine.nextDeadline(after: driver.engine.clock),
-              let delay = clock.realDelay(until: next) else {
+            let delay = clock.realDelay(until: next)
+        else {
             deadlineTimer?.cancel()
             deadlineTimer = nil
             timerDeadline = nil

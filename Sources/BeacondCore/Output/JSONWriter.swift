@@ -138,7 +138,7 @@ struct JSONWriter {
     /// finite or when `value` × 10^decimals is beyond ±2^63 (no such number is printed wrong).
     mutating func number(_ value: Double, decimals requested: Int) {
         guard value.isFinite else { return null() }
-        let decimals = min(max(requested, 0), 18)  // 10^19 and beyond do not fit the scaled Int64
+        let decimals = min(max(requested, 0), 18) // 10^19 and beyond do not fit the scaled Int64
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         guard let scaled = Int64(exactly: (value * scale).rounded()) else { return null() }
@@ -201,7 +201,8 @@ struct JSONWriter {
                 case 0xE2 where index + 1 < utf8.count:
                     let scalar = 0x2000 | UInt16(utf8[index] & 0x3F) << 6 | UInt16(utf8[index + 1] & 0x3F)
                     if (0x80...0x81).contains(utf8[index]),
-                       (0x2028...0x202E).contains(scalar) || (0x2066...0x2069).contains(scalar) {
+                        (0x2028...0x202E).contains(scalar) || (0x2066...0x2069).contains(scalar)
+                    {
                         appendUnicodeEscape(scalar)
                         index += 2
                     } else {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import SystemPackage
 
 /// A buffered writer to a file descriptor (stdout, stderr). A reader that went

@@ -78,7 +78,8 @@ package struct ReportFormatter {
         writer.endObject()
     }
 
-    static let tableHeader = pad("TIME (UTC)", 28) + pad("ADDRESS", 19) + pad("ADDR TYPE", 16)
+    static let tableHeader =
+        pad("TIME (UTC)", 28) + pad("ADDRESS", 19) + pad("ADDR TYPE", 16)
         + pad("KIND", 16) + padLeft("RSSI", 5) + padLeft("TXP", 5) + "  DETAILS"
 
     /// One table row for `report`.
@@ -108,9 +109,12 @@ package struct ReportFormatter {
     }
 
     static func describe(_ signal: GeoRacingSignal) -> String {
-        let mode = signal.mode.isKnown ? signal.mode.name.uppercased().replacingOccurrences("_", " ")
+        let mode =
+            signal.mode.isKnown
+            ? signal.mode.name.uppercased().replacingOccurrences("_", " ")
             : "UNKNOWN(\(signal.mode.rawValue))"
-        var text = signal.version == .v1 ? "v1 zone \(signal.zone)" : "v2 staff \(signal.sourceID ?? 0) zone \(signal.zone)"
+        var text =
+            signal.version == .v1 ? "v1 zone \(signal.zone)" : "v2 staff \(signal.sourceID ?? 0) zone \(signal.zone)"
         text += " \(mode) seq \(signal.sequence) ttl \(signal.ttl)s"
         if let temperature = signal.temperature { text += " \(temperature)°C" }
         if signal.flags != 0 { text += " flags 0x\(String(signal.flags, radix: 16))" }

@@ -34,8 +34,9 @@ package struct WallTime: Hashable, Sendable, Decodable {
         let seconds = try decoder.singleValueContainer().decode(Double.self)
         // Six decimals of a Unix time fit a Double's 53 bits exactly enough to round back.
         guard let micros = Int64(exactly: (seconds * 1_000_000).rounded()) else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: decoder.codingPath, debugDescription: "time \(seconds) is out of range"))
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "time \(seconds) is out of range"))
         }
         self.micros = micros
     }

@@ -39,8 +39,9 @@ package struct StateMessage: Hashable, Sendable, Decodable, RenderedMessage {
         let state = view.state
         var beacon: BeaconReport?
         if state.source == .beacon, let override = state.override {
-            beacon = BeaconReport(override: override, directory: view.directory.entry(for: override.key),
-                                  configuration: view.configuration, now: state.time)
+            beacon = BeaconReport(
+                override: override, directory: view.directory.entry(for: override.key),
+                configuration: view.configuration, now: state.time)
         }
         self.init(
             seq: seq, time: WallTime(micros: view.wallMicros), mode: state.decision.modeName,

@@ -27,8 +27,10 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     /// Closing after too many errors, or saying goodbye: requests are ignored.
     private var closing = false
 
-    init(id: Int, uid: UInt32, hub: TrackStateHub, outbound: OutboundQueueHandler, limits: ClientLimits,
-         counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter) {
+    init(
+        id: Int, uid: UInt32, hub: TrackStateHub, outbound: OutboundQueueHandler, limits: ClientLimits,
+        counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter
+    ) {
         self.id = id
         self.logLimiter = logLimiter
         self.uid = uid
@@ -142,7 +144,8 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         let held = outbound.heldBytes
         guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1
-            let reason = "status reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
+            let reason =
+                "status reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
                 + "waiting for this client (at most \(limits.maxQueuedBytes)); read first"
             answerError(reason, context: context)
             return
@@ -169,11 +172,13 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         closing = true
         counters.errors += 1
         counters.disconnectedAbuse += 1
-        logger.limited(limiter: logLimiter, .notice, "client.abuse",
-                       "client \(id): \(errorCount) errors, closing the connection")
+        logger.limited(
+            limiter: logLimiter, .notice, "client.abuse",
+            "client \(id): \(errorCount) errors, closing the connection")
         leaveHub()
-        _ = closeAfterWriting(ErrorMessage("too many errors (\(errorCount)): closing the connection").line,
-                              context: context)
+        _ = closeAfterWriting(
+            ErrorMessage("too many errors (\(errorCount)): closing the connection").line,
+            context: context)
     }
 
     /// Writes `line` as the last one (ahead of anything still queued) and closes the channel

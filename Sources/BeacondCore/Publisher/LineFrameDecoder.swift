@@ -33,7 +33,8 @@ struct LineFrameDecoder: ByteToMessageDecoder {
     }
 
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
-        -> DecodingState {
+        -> DecodingState
+    {
         // An unterminated last line is not a command: nobody is left to answer it.
         while let frame = nextFrame(&buffer) {
             if let frame { context.fireChannelRead(wrapInboundOut(frame)) }

@@ -96,8 +96,9 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
             let held = heldBytes + bytes.readableBytes
             guard held <= limits.maxQueuedBytes else {
                 promise?.fail(OutboundQueueError.discarded)
-                disconnect(context: context,
-                           reason: "a reply would make \(held) bytes waiting, over \(limits.maxQueuedBytes)")
+                disconnect(
+                    context: context,
+                    reason: "a reply would make \(held) bytes waiting, over \(limits.maxQueuedBytes)")
                 return
             }
             counters.peakQueuedBytes = max(counters.peakQueuedBytes, held)
@@ -207,8 +208,9 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         while context.channel.isWritable, !closing {
             guard let entry = queue.popFirst() else {
                 if unreportedDrops > 0 {
-                    context.write(wrapOutboundOut(ByteBuffer(bytes: DroppedMessage(count: unreportedDrops).line)),
-                                  promise: nil)
+                    context.write(
+                        wrapOutboundOut(ByteBuffer(bytes: DroppedMessage(count: unreportedDrops).line)),
+                        promise: nil)
                     unreportedDrops = 0
                     continue
                 }

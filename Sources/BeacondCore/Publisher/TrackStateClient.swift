@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Foundation
+import Glibc
 
 /// A blocking client of the daemon's socket, protocol v1 (docs/protocol.md): connects, reads
 /// newline-delimited JSON messages, sends commands. Used by `beacond status`, `watch` and
@@ -96,7 +92,10 @@ package final class TrackStateClient {
             case .lineTooLong(let path, let limit):
                 "\(path): the daemon sent a line over \(limit) bytes"
             case .notJSON(let path, let line):
-                "\(path): the daemon sent a line that is not a JSON object: \(TerminalText.escaped(String(line.prefix(200))))"
+                """
+                \(path): the daemon sent a line that is not a JSON object: \
+                \(TerminalText.escaped(String(line.prefix(200))))
+                """
             case .serverError(let path, let message):
                 "\(path): the daemon answered with an error: \(TerminalText.escaped(message))"
             case .unreadable(let path, let type, let reason):
@@ -130,7 +129,8 @@ package final class TrackStateClient {
             let code = errno
             Glibc.close(fd)
             fd = -1
-            throw code == EAGAIN || code == EWOULDBLOCK ? .timedOut(path: path, waiting: "the daemon to accept")
+            throw code == EAGAIN || code == EWOULDBLOCK
+                ? .timedOut(path: path, waiting: "the daemon to accept")
                 : .cannotConnect(path: path, code: code)
         }
         var none = timeval()
@@ -220,8 +220,10 @@ package final class TrackStateClient {
 
     /// Sends `command` and returns the first message of type `reply`, skipping pushed state,
     /// beacon and dropped messages (`skipped` sees them). An error message throws `.serverError`.
-    package func request(_ command: String, reply: String, timeout: Double? = 5,
-                 skipped: (Message) -> Void = { _ in }) throws(ClientError) -> Message {
+    package func request(
+        _ command: String, reply: String, timeout: Double? = 5,
+        skipped: (Message) -> Void = { _ in }
+    ) throws(ClientError) -> Message {
         try send(command: command)
         while true {
             let message = try readMessage(timeout: timeout)

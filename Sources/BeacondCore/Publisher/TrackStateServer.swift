@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CBlueZ
+import Glibc
 import Logging
 import NIOCore
 import NIOPosix
@@ -78,10 +74,12 @@ package final class TrackStateServer: @unchecked Sendable {
     package let counters = ServerCounters()
     private let logLimiter: LogRateLimiter
 
-    package init(hub: TrackStateHub, path: String = TrackStateServer.defaultPath,
-         maxClients: Int = TrackStateServer.defaultMaxClients, inheritedDescriptor: CInt? = nil,
-         limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket"),
-         logLimiter: LogRateLimiter = LogRateLimiter()) {
+    package init(
+        hub: TrackStateHub, path: String = TrackStateServer.defaultPath,
+        maxClients: Int = TrackStateServer.defaultMaxClients, inheritedDescriptor: CInt? = nil,
+        limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket"),
+        logLimiter: LogRateLimiter = LogRateLimiter()
+    ) {
         self.hub = hub
         self.logLimiter = logLimiter
         self.path = path
@@ -146,8 +144,10 @@ package final class TrackStateServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: Self.listenBacklog)
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: limits.waterMark)
             // Clients send a few short commands: small reads bound what one read can ask for.
-            .childChannelOption(ChannelOptions.recvAllocator,
-                                value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024))
+            .childChannelOption(
+                ChannelOptions.recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024)
+            )
             .childChannelInitializer { channel in
                 Self.peerUID(of: channel).flatMapThrowing { uid in
                     try self.initialize(channel, uid: uid ?? ClientRoster.unknownUID)
@@ -213,7 +213,9 @@ package final class TrackStateServer: @unchecked Sendable {
             guard let victim = roster.fairShareVictim(for: uid) else {
                 counters.rejectedClients += 1
                 if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
-                    logger.limited(limiter: logLimiter, .warning, "client.refused", """
+                    logger.limited(
+                        limiter: logLimiter, .warning, "client.refused",
+                        """
                         refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)
                         """)
                 }
@@ -227,10 +229,12 @@ package final class TrackStateServer: @unchecked Sendable {
         let id = nextClientID
         var clientLogger = logger
         clientLogger[metadataKey: "client"] = "\(id)"
-        let outbound = OutboundQueueHandler(limits: limits, counters: counters, logger: clientLogger,
-                                            logLimiter: logLimiter)
-        let session = ClientSession(id: id, uid: uid, hub: hub, outbound: outbound, limits: limits, counters: counters,
-                                    logger: clientLogger, logLimiter: logLimiter)
+        let outbound = OutboundQueueHandler(
+            limits: limits, counters: counters, logger: clientLogger,
+            logLimiter: logLimiter)
+        let session = ClientSession(
+            id: id, uid: uid, hub: hub, outbound: outbound, limits: limits, counters: counters,
+            logger: clientLogger, logLimiter: logLimiter)
         roster.add(session)
         counters.accepted += 1
         counters.clients = roster.count
@@ -255,12 +259,14 @@ package final class TrackStateServer: @unchecked Sendable {
         counters.evictedClients += 1
         let idle = Double(NIODeadline.now().uptimeNanoseconds &- victim.lastActivity) / 1e9
         if counters.evictedClients == 1 || counters.evictedClients % 100 == 0 {
-            logger.notice("""
+            logger.notice(
+                """
                 server full: closed client \(victim.id) of uid \(victim.uid) (\(held) connections, idle \
                 \(String(format: "%.1f", idle)) s) to admit uid \(uid) (\(counters.evictedClients) closed so far)
                 """)
         }
-        let reason = "server full: closing the longest-idle connection of the user holding the most connections "
+        let reason =
+            "server full: closing the longest-idle connection of the user holding the most connections "
             + "(\(held) of \(maxClients)) to admit another user"
         _ = victim.sayGoodbye(reason: reason)
     }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A Unix domain socket path and the few POSIX calls made on one outside SwiftNIO: the length
 /// check, the liveness probe, and the file's identity (so shutdown removes only its own file).
@@ -23,8 +19,10 @@ struct UnixSocketPath: Sendable, CustomStringConvertible {
         if path.isEmpty { throw .invalid(path: path, reason: "the socket path is empty") }
         if path.utf8.contains(0) { throw .invalid(path: path, reason: "the socket path contains a NUL byte") }
         if path.utf8.count > Self.maxLength {
-            throw .invalid(path: path, reason: "the socket path is \(path.utf8.count) bytes long; "
-                + "a Unix socket path may be at most \(Self.maxLength) bytes")
+            throw .invalid(
+                path: path,
+                reason: "the socket path is \(path.utf8.count) bytes long; "
+                    + "a Unix socket path may be at most \(Self.maxLength) bytes")
         }
     }
 
@@ -49,8 +47,10 @@ struct UnixSocketPath: Sendable, CustomStringConvertible {
             return errno == ENOENT ? .absent : .failed(errno)
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else { return .notASocket }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-                            | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(
+            AF_UNIX,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+                | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return .failed(errno) }
         defer { close(fd) }
         let result = withAddress { address, length in connect(fd, address, length) }
@@ -114,7 +114,9 @@ struct UnixSocketPath: Sendable, CustomStringConvertible {
             raw[bytes.count] = 0
         }
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
     }
 }

@@ -25,8 +25,10 @@ struct HubRemoteSink: RemoteStateSink {
         }.get()
         // A loop that is gone (shutdown) applied nothing: save nothing either.
         guard let applied else { return }
-        store?.saveLogged(PersistedRemoteState(snapshot: snapshot, fetchedWallMicros: wallMicros,
-                                               latchedSnapshot: applied.latched))
+        store?.saveLogged(
+            PersistedRemoteState(
+                snapshot: snapshot, fetchedWallMicros: wallMicros,
+                latchedSnapshot: applied.latched))
     }
 
     func remoteFailed(_ failure: RemoteFailure) async {

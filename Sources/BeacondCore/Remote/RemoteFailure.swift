@@ -1,13 +1,8 @@
 import AsyncHTTPClient
+import Glibc
 import NIOCore
 import NIOPosix
 import NIOSSL
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The kinds of failed fetch, each counted and logged once per transition.
 enum RemoteFailureKind: String, Hashable, Sendable, CaseIterable, Comparable {
@@ -54,7 +49,7 @@ struct RemoteFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case let client as HTTPClientError:
             switch client {
             case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
-                 .getConnectionFromPoolTimeout:
+                .getConnectionFromPoolTimeout:
                 return .timedOut(after: timeout)
             case .remoteConnectionClosed:
                 return RemoteFailure(kind: .transport, reason: "the server closed the connection")
@@ -66,8 +61,9 @@ struct RemoteFailure: Error, Hashable, Sendable, CustomStringConvertible {
                 return RemoteFailure(kind: .transport, reason: "cannot resolve \(connection.host): \(dns)")
             }
             if connection.connectionErrors.contains(where: { isRefused($0.error) }) {
-                return RemoteFailure(kind: .connectionRefused,
-                                     reason: "connection refused by \(connection.host):\(connection.port)")
+                return RemoteFailure(
+                    kind: .connectionRefused,
+                    reason: "connection refused by \(connection.host):\(connection.port)")
             }
             if connection.connectionErrors.contains(where: { isTimeout($0.error) }) {
                 return .timedOut(after: timeout)
@@ -116,14 +112,17 @@ enum RemoteBackoff {
 
     /// The floor is the interval, or the cap when that is shorter; 25 % jitter.
     static func policy(interval: Duration, staleAfter: Duration) -> Backoff {
-        Backoff(floor: micros(interval), cap: micros(cap(interval: interval, staleAfter: staleAfter)),
-                jitter: jitterFraction)
+        Backoff(
+            floor: micros(interval), cap: micros(cap(interval: interval, staleAfter: staleAfter)),
+            jitter: jitterFraction)
     }
 
     /// After a success (`failures` 0) or a first failure: the floor. After n consecutive failures:
     /// floor × 2^(n-1), less up to 25 % jitter, within [floor, cap]. `random` is in [0, 1).
-    static func delay(afterFailures failures: Int, interval: Duration, staleAfter: Duration,
-                      random: Double) -> Duration {
+    static func delay(
+        afterFailures failures: Int, interval: Duration, staleAfter: Duration,
+        random: Double
+    ) -> Duration {
         .microseconds(policy(interval: interval, staleAfter: staleAfter).delay(afterFailures: failures, random: random))
     }
 

@@ -1,19 +1,16 @@
 import AsyncHTTPClient
 import CircuitState
 import Foundation
-import NIOCore
-
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import NIOCore
 
 /// One fetch of the venue's circuit state: a GET, or a file read for `file://`.
 enum RemoteFetcher {
     /// Fetches and parses once. Throws `CancellationError` when the task is cancelled; every
     /// other failure comes back as a `RemoteFailure`.
-    static func fetch(_ remote: PreparedRemote, client: HTTPClient?) async throws -> Result<RemoteSnapshot, RemoteFailure> {
+    static func fetch(_ remote: PreparedRemote, client: HTTPClient?) async throws -> Result<
+        RemoteSnapshot, RemoteFailure
+    > {
         let timeout = remote.configuration.timeout
         do {
             let body: [UInt8]
@@ -65,8 +62,9 @@ enum RemoteFetcher {
     static func contentLength(_ header: String) throws -> Int {
         let digits = header.utf8
         guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            throw RemoteFailure(kind: .transport,
-                                reason: "invalid Content-Length \"\(TerminalText.escaped(String(header.prefix(32))))\"")
+            throw RemoteFailure(
+                kind: .transport,
+                reason: "invalid Content-Length \"\(TerminalText.escaped(String(header.prefix(32))))\"")
         }
         return Int(header) ?? .max
     }

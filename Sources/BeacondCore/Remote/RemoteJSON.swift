@@ -70,19 +70,21 @@ struct RemoteJSONError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     var description: String {
-        let what = switch kind {
-        case .invalidUTF8: "invalid UTF-8"
-        case .unexpectedEnd: "unexpected end of input"
-        case .unexpectedByte(let byte):
-            (0x21..<0x7F).contains(byte) ? "unexpected \"\(Character(Unicode.Scalar(byte)))\""
-                : "unexpected byte 0x\(String(byte, radix: 16))"
-        case .invalidNumber: "invalid number"
-        case .invalidEscape: "invalid escape in a string"
-        case .controlCharacterInString: "unescaped control character in a string"
-        case .trailingContent: "content after the JSON value"
-        case .tooDeep: "nested deeper than \(RemoteJSON.maxDepth) levels"
-        case .duplicateKey(let key): "duplicate key \"\(TerminalText.escaped(key))\""
-        }
+        let what =
+            switch kind {
+            case .invalidUTF8: "invalid UTF-8"
+            case .unexpectedEnd: "unexpected end of input"
+            case .unexpectedByte(let byte):
+                (0x21..<0x7F).contains(byte)
+                    ? "unexpected \"\(Character(Unicode.Scalar(byte)))\""
+                    : "unexpected byte 0x\(String(byte, radix: 16))"
+            case .invalidNumber: "invalid number"
+            case .invalidEscape: "invalid escape in a string"
+            case .controlCharacterInString: "unescaped control character in a string"
+            case .trailingContent: "content after the JSON value"
+            case .tooDeep: "nested deeper than \(RemoteJSON.maxDepth) levels"
+            case .duplicateKey(let key): "duplicate key \"\(TerminalText.escaped(key))\""
+            }
         return "\(what) at byte \(offset)"
     }
 }
@@ -127,7 +129,7 @@ private struct RemoteJSONParser {
 
     mutating func object(depth: Int) throws(RemoteJSONError) -> RemoteJSON {
         guard depth <= RemoteJSON.maxDepth else { throw error(.tooDeep) }
-        index += 1  // {
+        index += 1 // {
         var members: [String: RemoteJSON] = [:]
         skipWhitespace()
         if current == UInt8(ascii: "}") {
@@ -159,7 +161,7 @@ private struct RemoteJSONParser {
 
     mutating func array(depth: Int) throws(RemoteJSONError) -> RemoteJSON {
         guard depth <= RemoteJSON.maxDepth else { throw error(.tooDeep) }
-        index += 1  // [
+        index += 1 // [
         var elements: [RemoteJSON] = []
         skipWhitespace()
         if current == UInt8(ascii: "]") {
@@ -205,7 +207,7 @@ private struct RemoteJSONParser {
     /// A string from its opening quote; the input is valid UTF-8, so only escapes need decoding.
     /// A `\u` escape of a lone surrogate becomes U+FFFD.
     mutating func string() throws(RemoteJSONError) -> String {
-        index += 1  // "
+        index += 1 // "
         var text: [UInt8] = []
         while true {
             guard let byte = current else { throw error(.unexpectedEnd) }
@@ -241,7 +243,8 @@ private struct RemoteJSONParser {
     mutating func unicodeEscape(at escapeOffset: Int) throws(RemoteJSONError) -> String {
         let first = try hexQuad(escapeOffset)
         if (0xD800..<0xDC00).contains(first), index + 1 < bytes.count,
-           bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+            bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+        {
             let save = index
             index += 2
             let second = try hexQuad(save)
@@ -249,7 +252,7 @@ private struct RemoteJSONParser {
                 let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
                 return String(Unicode.Scalar(value).map(Character.init) ?? "\u{FFFD}")
             }
-            index = save  // not a pair: the second escape is read on its own
+            index = save // not a pair: the second escape is read on its own
         }
         return String(Unicode.Scalar(first).map(Character.init) ?? "\u{FFFD}")
     }

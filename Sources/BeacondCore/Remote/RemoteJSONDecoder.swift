@@ -30,8 +30,9 @@ extension RemoteJSON: Decodable {
     /// The value itself, through `RemoteJSONDecoder` only: another decoder has no literal text to give.
     init(from decoder: any Decoder) throws {
         guard let node = decoder as? RemoteJSONNodeDecoder else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath, debugDescription: "RemoteJSON is read through RemoteJSONDecoder"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath, debugDescription: "RemoteJSON is read through RemoteJSONDecoder"))
         }
         self = node.node
     }
@@ -68,7 +69,7 @@ extension DecodingError {
         }
         switch self {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return context.debugDescription  // a sentence about the whole
+            return context.debugDescription // a sentence about the whole
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             return "\(place(context.codingPath)) \(context.debugDescription)"
         case .keyNotFound(let key, let context):
@@ -86,8 +87,9 @@ struct RemoteJSONNodeDecoder: Decoder, SingleValueDecodingContainer {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func mismatch(_ type: Any.Type, _ expected: String) -> DecodingError {
-        let context = DecodingError.Context(codingPath: codingPath,
-                                            debugDescription: "must be \(expected) (found \(node.kindName))")
+        let context = DecodingError.Context(
+            codingPath: codingPath,
+            debugDescription: "must be \(expected) (found \(node.kindName))")
         return node == .null ? .valueNotFound(type, context) : .typeMismatch(type, context)
     }
 
@@ -119,8 +121,9 @@ struct RemoteJSONNodeDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: Double.Type) throws -> Double {
         guard case .number(let literal) = node else { throw mismatch(type, "a number") }
         guard let value = Double(literal), value.isFinite else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath, debugDescription: "is \(literal.prefix(64)), beyond a Double's range"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath, debugDescription: "is \(literal.prefix(64)), beyond a Double's range"))
         }
         return value
     }
@@ -138,9 +141,10 @@ struct RemoteJSONNodeDecoder: Decoder, SingleValueDecodingContainer {
     func integer<Integer: FixedWidthInteger>(_ type: Integer.Type) throws -> Integer {
         guard case .number(let literal) = node else { throw mismatch(type, "an integer") }
         guard let value = Integer(literal) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath,
-                debugDescription: "must be an integer in \(type)'s range (found \(literal.prefix(64)))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "must be an integer in \(type)'s range (found \(literal.prefix(64)))"))
         }
         return value
     }
@@ -200,7 +204,8 @@ struct RemoteJSONObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try member(key).decode(type) }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
-        -> KeyedDecodingContainer<NestedKey> {
+        -> KeyedDecodingContainer<NestedKey>
+    {
         try member(key).container(keyedBy: type)
     }
 
@@ -265,7 +270,8 @@ struct RemoteJSONArrayContainer: UnkeyedDecodingContainer {
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try $0.decode(type) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
-        -> KeyedDecodingContainer<NestedKey> {
+        -> KeyedDecodingContainer<NestedKey>
+    {
         try next(type) { try $0.container(keyedBy: type) }
     }
 

@@ -69,8 +69,10 @@ struct RemotePollerConfiguration: Hashable, Sendable {
     /// Failures back off to at most this many poll intervals (and at most `stale_after / 3`).
     static let backoffCapFactor = 6
 
-    init(url: String, pollInterval: Duration = .seconds(5), timeout: Duration = .seconds(3),
-         staleAfter: Duration = .seconds(15), caFile: String? = nil, bearerTokenFile: String? = nil) {
+    init(
+        url: String, pollInterval: Duration = .seconds(5), timeout: Duration = .seconds(3),
+        staleAfter: Duration = .seconds(15), caFile: String? = nil, bearerTokenFile: String? = nil
+    ) {
         self.url = url
         self.pollInterval = pollInterval
         self.timeout = timeout

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A `state_dir` that cannot hold the state file, in words ("state_dir /x is not a directory").
 struct StateDirectoryError: Error, Hashable, Sendable, CustomStringConvertible {

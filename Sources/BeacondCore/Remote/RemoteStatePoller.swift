@@ -123,16 +123,19 @@ final class RemoteStatePoller: Service, Sendable {
     }
 
     func run() async throws {
-        logger.info("remote poller started", metadata: [
-            "url": "\(endpointDescription)", "poll_interval_s": "\(RemoteFailure.seconds(configuration.pollInterval))",
-        ])
+        logger.info(
+            "remote poller started",
+            metadata: [
+                "url": "\(endpointDescription)",
+                "poll_interval_s": "\(RemoteFailure.seconds(configuration.pollInterval))",
+            ])
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
                     let delay = try await self.pollOnce()
                     await self.wakeup.sleep(for: delay)
                 } catch {
-                    break  // cancelled
+                    break // cancelled
                 }
             }
         }
@@ -159,8 +162,9 @@ final class RemoteStatePoller: Service, Sendable {
             let cap = RemoteBackoff.cap(interval: interval, staleAfter: staleAfter)
             let failures = recordFailure(failure, at: wall, url: remote.endpoint, backoffCap: cap)
             await sink.remoteFailed(failure)
-            return RemoteBackoff.delay(afterFailures: failures, interval: interval, staleAfter: staleAfter,
-                                       random: random())
+            return RemoteBackoff.delay(
+                afterFailures: failures, interval: interval, staleAfter: staleAfter,
+                random: random())
         }
     }
 
@@ -192,8 +196,10 @@ final class RemoteStatePoller: Service, Sendable {
 
     private func recordSuccess(at wall: Int64, url: RemoteEndpoint) {
         let (previous, failures, since, first) = shared.withLock { state in
-            let result = (state.failingKind, state.counters.consecutiveFailures, state.failingSinceWallMicros,
-                          !state.everSucceeded)
+            let result = (
+                state.failingKind, state.counters.consecutiveFailures, state.failingSinceWallMicros,
+                !state.everSucceeded
+            )
             state.counters.polls += 1
             state.counters.successes += 1
             state.counters.consecutiveFailures = 0
@@ -205,10 +211,12 @@ final class RemoteStatePoller: Service, Sendable {
         }
         if let previous {
             let seconds = since.map { Double(wall - $0) / 1_000_000 } ?? 0
-            logger.limited(limiter: logLimiter, .info, "remote.fetch", "remote state fetch recovered", metadata: [
-                "url": "\(url)", "failed_polls": "\(failures)", "last_error_kind": "\(previous.rawValue)",
-                "failing_for_s": "\(Int(seconds.rounded()))",
-            ])
+            logger.limited(
+                limiter: logLimiter, .info, "remote.fetch", "remote state fetch recovered",
+                metadata: [
+                    "url": "\(url)", "failed_polls": "\(failures)", "last_error_kind": "\(previous.rawValue)",
+                    "failing_for_s": "\(Int(seconds.rounded()))",
+                ])
         } else if first {
             logger.info("remote state fetched", metadata: ["url": "\(url)"])
         } else {
@@ -217,8 +225,10 @@ final class RemoteStatePoller: Service, Sendable {
     }
 
     /// Counts the failure and logs it if its kind is new; returns the consecutive failures.
-    private func recordFailure(_ failure: RemoteFailure, at wall: Int64, url: RemoteEndpoint,
-                               backoffCap: Duration) -> Int {
+    private func recordFailure(
+        _ failure: RemoteFailure, at wall: Int64, url: RemoteEndpoint,
+        backoffCap: Duration
+    ) -> Int {
         let (previous, failures) = shared.withLock { state in
             let previous = state.failingKind
             state.counters.polls += 1
@@ -235,17 +245,20 @@ final class RemoteStatePoller: Service, Sendable {
         switch previous {
         case nil:
             let backoff = "backing off up to \(RemoteFailure.seconds(backoffCap)) s"
-            logger.limited(limiter: logLimiter, .warning, "remote.fetch",
-                           "remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
-                           metadata: metadata)
+            logger.limited(
+                limiter: logLimiter, .warning, "remote.fetch",
+                "remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
+                metadata: metadata)
         case let previous? where previous != failure.kind:
             metadata["previous_kind"] = "\(previous.rawValue)"
-            logger.limited(limiter: logLimiter, .warning, "remote.fetch",
+            logger.limited(
+                limiter: logLimiter, .warning, "remote.fetch",
                 "remote state fetch still failing, now: \(reason)", metadata: metadata)
         default:
             metadata["consecutive_failures"] = "\(failures)"
-            logger.limited(limiter: logLimiter, .debug, "remote.fetch",
-                           "remote state fetch failed: \(reason)", metadata: metadata)
+            logger.limited(
+                limiter: logLimiter, .debug, "remote.fetch",
+                "remote state fetch failed: \(reason)", metadata: metadata)
         }
         return failures
     }

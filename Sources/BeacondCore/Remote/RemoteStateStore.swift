@@ -1,13 +1,8 @@
 import CircuitState
 import Foundation
+import Glibc
 import Logging
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The last good remote state as saved in `<state_dir>/remote-state.json`:
 ///
@@ -139,8 +134,9 @@ final class RemoteStateStore: Sendable {
                 return failing
             }
             if recovered {
-                logger.limited(limiter: logLimiter, .info, "state.save",
-                               "remote state saved again", metadata: ["path": "\(path)"])
+                logger.limited(
+                    limiter: logLimiter, .info, "state.save",
+                    "remote state saved again", metadata: ["path": "\(path)"])
             }
             return true
         } catch {
@@ -149,7 +145,8 @@ final class RemoteStateStore: Sendable {
                 return !failing
             }
             if first {
-                logger.limited(limiter: logLimiter, .warning, "state.save",
+                logger.limited(
+                    limiter: logLimiter, .warning, "state.save",
                     "cannot save the remote state: \(TerminalText.logged("\(error)"))", metadata: ["path": "\(path)"])
             }
             return false
@@ -278,8 +275,9 @@ final class RemoteStateStore: Sendable {
         var info = stat()
         if stat(directory, &info) == 0 { return }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o755])
         } catch {
             throw FileWriteError(path: directory, operation: "create directory", code: errno == 0 ? EIO : errno)
         }

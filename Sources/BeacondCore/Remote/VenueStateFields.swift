@@ -82,13 +82,14 @@ struct VenueMeasurement: Decodable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        let parsed: Double? = if let number = try? container.decode(Double.self) {
-            number
-        } else if let string = try? container.decode(String.self) {
-            Double(string.trimmingCharacters(in: .whitespaces))
-        } else {
-            nil
-        }
+        let parsed: Double? =
+            if let number = try? container.decode(Double.self) {
+                number
+            } else if let string = try? container.decode(String.self) {
+                Double(string.trimmingCharacters(in: .whitespaces))
+            } else {
+                nil
+            }
         value = parsed.flatMap { $0.isFinite ? $0 : nil }
     }
 }

@@ -27,8 +27,9 @@ package struct RemoteTimeline {
     package init(path: String) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         guard size <= Self.maxFileBytes else {
-            throw FormatError(file: path, line: 0,
-                              reason: "\(size) bytes: larger than the \(Self.maxFileBytes)-byte limit")
+            throw FormatError(
+                file: path, line: 0,
+                reason: "\(size) bytes: larger than the \(Self.maxFileBytes)-byte limit")
         }
         let data: [UInt8]
         do {
@@ -97,14 +98,17 @@ struct RemoteTimelineLine: Decodable {
         if line.contains(.state) {
             entry = .init(time: time, event: .fetched(try line.decode(VenueStateBody.self, forKey: .state).snapshot))
         } else if line.contains(.error) {
-            let reason = switch try line.decode(RemoteJSON.self, forKey: .error) {
-            case .string(let text), .number(let text): text
-            case let other: "\(other)"
-            }
+            let reason =
+                switch try line.decode(RemoteJSON.self, forKey: .error) {
+                case .string(let text), .number(let text): text
+                case let other: "\(other)"
+                }
             entry = .init(time: time, event: .failed(reason))
         } else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: [], debugDescription: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [],
+                    debugDescription: "each line needs \"state\" (a fetch) or \"error\" (a failed fetch)"))
         }
     }
 
@@ -118,16 +122,19 @@ struct RemoteTimelineLine: Decodable {
             throw DecodingError.dataCorruptedError(
                 forKey: .ts, in: line, debugDescription: "must be a number of Unix seconds")
         } catch DecodingError.dataCorrupted(let context) {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: [], debugDescription: "not valid JSON here (numbers must be finite JSON numbers): "
-                    + "\"ts\" \(context.debugDescription)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [],
+                    debugDescription: "not valid JSON here (numbers must be finite JSON numbers): "
+                        + "\"ts\" \(context.debugDescription)"))
         }
         guard seconds >= 0, seconds <= RemoteTimeline.maxSeconds else {
-            let written = if case .number(let literal)? = try? line.decode(RemoteJSON.self, forKey: .ts) {
-                String(literal.prefix(64))
-            } else {
-                "\(seconds)"
-            }
+            let written =
+                if case .number(let literal)? = try? line.decode(RemoteJSON.self, forKey: .ts) {
+                    String(literal.prefix(64))
+                } else {
+                    "\(seconds)"
+                }
             throw DecodingError.dataCorruptedError(
                 forKey: .ts, in: line,
                 debugDescription: "\(written) is out of range: Unix seconds from 0 to 1e12 (year 33658)")

@@ -50,7 +50,7 @@ final class ReplayBackend: Service {
             let passStarted = MonotonicClock.micros()
             let outcome = try await replayPass(offset: offset)
             pass += 1
-            guard loopForever, !outcome.complete || outcome.span != nil else { break }  // not looping, or empty
+            guard loopForever, !outcome.complete || outcome.span != nil else { break } // not looping, or empty
             guard outcome.complete, let span = outcome.span, let next = Self.nextOffset(offset, span: span) else {
                 let reason = "the shifted capture time would pass the largest representable time (Int64 µs)"
                 logger.warning("replay of \(path): looping stops after pass \(pass): \(reason)")

@@ -69,8 +69,9 @@ package struct TimelineReplay {
                     summary.signals += 1
                     applyRemote(through: report.timestamp)
                     driver.input(at: report.timestamp, emit: emit) { engine in
-                        engine.ingest(signal, address: report.address, rssi: report.rssi,
-                                      txPower: report.txPower ?? report.data.txPowerLevel, at: report.timestamp)
+                        engine.ingest(
+                            signal, address: report.address, rssi: report.rssi,
+                            txPower: report.txPower ?? report.data.txPowerLevel, at: report.timestamp)
                     }
                 case .rejected:
                     summary.rejections += 1

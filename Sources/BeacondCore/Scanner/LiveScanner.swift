@@ -32,17 +32,20 @@ package enum LiveScanner {
                 // Checked before the recorder rotates any file.
                 try configuration.validate()
                 let recorder = try record.path.map { path throws(BTSnoopRecorderError) in
-                    try BTSnoopRecorder(path: path, maxBytes: record.maxMB * 1_048_576, keep: record.keep,
-                                        logger: logger)
+                    try BTSnoopRecorder(
+                        path: path, maxBytes: record.maxMB * 1_048_576, keep: record.keep,
+                        logger: logger)
                 }
-                return try HCIScannerBackend(configuration: configuration, sink: sink, recorder: recorder,
-                                             logger: logger, logLimiter: logLimiter)
+                return try HCIScannerBackend(
+                    configuration: configuration, sink: sink, recorder: recorder,
+                    logger: logger, logLimiter: logLimiter)
             } catch {
                 throw DaemonStartError(description: "\(error)")
             }
         case .bluez:
             if record.path != nil {
-                throw DaemonStartError(description: "--record needs raw HCI; the bluez backend has none: use --backend hci")
+                throw DaemonStartError(
+                    description: "--record needs raw HCI; the bluez backend has none: use --backend hci")
             }
             return BlueZScannerBackend(
                 configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),

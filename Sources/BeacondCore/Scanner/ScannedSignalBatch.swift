@@ -41,8 +41,10 @@ struct ScannedSignalBatcher {
     mutating func add(_ report: AdvertisingReport, at time: Int64) {
         switch decoder.decode(report.data) {
         case .signal(let signal):
-            batch.signals.append(ScannedSignal(signal: signal, address: report.address, rssi: report.rssi,
-                                               txPower: report.txPower ?? report.data.txPowerLevel, time: time))
+            batch.signals.append(
+                ScannedSignal(
+                    signal: signal, address: report.address, rssi: report.rssi,
+                    txPower: report.txPower ?? report.data.txPowerLevel, time: time))
         case .rejected:
             batch.rejectedFrames += 1
         case .none:

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Why a bounded file read failed.
 enum BoundedFileError: Error, Equatable {

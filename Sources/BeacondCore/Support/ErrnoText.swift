@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The system's text for an errno value ("No such file or directory").
 package func errnoText(_ code: Int32) -> String {

@@ -17,15 +17,19 @@ package enum ExampleCapture {
     /// second for four minutes, with a safety car, a red flag, and an evacuation.
     package static func raceWeekend() -> [UInt8] {
         var beacons = [
-            Beacon(address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_01),
-                   signal: .circuit(zone: 1, mode: .normal, sequence: 100, temperature: 24), rssi: -61, active: true),
-            Beacon(address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_02),
-                   signal: .circuit(zone: 2, mode: .normal, sequence: 200, temperature: 25), rssi: -72, active: true),
-            Beacon(address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_03),
-                   signal: .circuit(zone: 3, mode: .normal, sequence: 300), rssi: -80, active: true),
-            Beacon(address: BluetoothAddress(rawValue: 0xDA_00_00_00_00_07),
-                   signal: .staff(sourceID: 0x00C0_FFEE, zone: 3, mode: .redFlag, sequence: 1, ttl: 30), rssi: -68,
-                   active: false),
+            Beacon(
+                address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_01),
+                signal: .circuit(zone: 1, mode: .normal, sequence: 100, temperature: 24), rssi: -61, active: true),
+            Beacon(
+                address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_02),
+                signal: .circuit(zone: 2, mode: .normal, sequence: 200, temperature: 25), rssi: -72, active: true),
+            Beacon(
+                address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_03),
+                signal: .circuit(zone: 3, mode: .normal, sequence: 300), rssi: -80, active: true),
+            Beacon(
+                address: BluetoothAddress(rawValue: 0xDA_00_00_00_00_07),
+                signal: .staff(sourceID: 0x00C0_FFEE, zone: 3, mode: .redFlag, sequence: 1, ttl: 30), rssi: -68,
+                active: false),
         ]
         // (second, beacon, new mode, active)
         let script: [(Int, Int, GeoRacingMode, Bool)] = [
@@ -55,16 +59,20 @@ package enum ExampleCapture {
                 // A phone's iBeacon nearby: not GeoRacing.
                 var other = AdvertisingDataBuilder()
                 other.appendFlags(0x06)
-                other.appendManufacturerData(companyID: 0x004C, payload: [0x02, 0x15] + [UInt8](repeating: 0xAB, count: 21))
-                append(report(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), other.bytes, rssi: -88, random: true),
-                       at: start + Int64(second) * 1_000_000 + 600_000, to: &bytes)
+                other.appendManufacturerData(
+                    companyID: 0x004C, payload: [0x02, 0x15] + [UInt8](repeating: 0xAB, count: 21))
+                append(
+                    report(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), other.bytes, rssi: -88, random: true),
+                    at: start + Int64(second) * 1_000_000 + 600_000, to: &bytes)
             }
             if second == 45 {
                 // A frame with the GeoRacing company id but an unknown version: rejected.
                 var bad = AdvertisingDataBuilder()
-                bad.appendManufacturerData(companyID: GeoRacingSignal.defaultCompanyID, payload: [9, 0, 1, 2, 0, 0, 1, 10])
-                append(report(BluetoothAddress(rawValue: 0x5E_00_00_00_00_99), bad.bytes, rssi: -90, random: true),
-                       at: start + Int64(second) * 1_000_000 + 700_000, to: &bytes)
+                bad.appendManufacturerData(
+                    companyID: GeoRacingSignal.defaultCompanyID, payload: [9, 0, 1, 2, 0, 0, 1, 10])
+                append(
+                    report(BluetoothAddress(rawValue: 0x5E_00_00_00_00_99), bad.bytes, rssi: -90, random: true),
+                    at: start + Int64(second) * 1_000_000 + 700_000, to: &bytes)
             }
         }
         return bytes
@@ -73,8 +81,9 @@ package enum ExampleCapture {
     private static func report(_ address: BluetoothAddress, _ data: [UInt8], rssi: Int8, random: Bool = false)
         -> OwnedAdvertisingReport
     {
-        OwnedAdvertisingReport(kind: .advNonconnInd, addressType: random ? .randomDevice : .publicDevice,
-                               address: address, rssi: rssi, data: data)
+        OwnedAdvertisingReport(
+            kind: .advNonconnInd, addressType: random ? .randomDevice : .publicDevice,
+            address: address, rssi: rssi, data: data)
     }
 
     private static func append(_ report: OwnedAdvertisingReport, at stamp: Int64, to bytes: inout [UInt8]) {

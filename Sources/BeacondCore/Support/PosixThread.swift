@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A POSIX thread running one closure. Loops that block in poll(2) (a scanner's reader, the
 /// benchmarks' producers and readers) run on threads of their own, never on Swift concurrency's
@@ -27,14 +23,17 @@ package final class PosixThread: @unchecked Sendable {
     }
 
     /// Starts `body` on a new thread. `detached`: nobody joins it and its resources go when it ends.
-    package static func start(detached: Bool, _ body: @escaping @Sendable () -> Void) throws(StartError) -> PosixThread {
+    package static func start(detached: Bool, _ body: @escaping @Sendable () -> Void) throws(StartError) -> PosixThread
+    {
         var handle = pthread_t()
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&handle, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &handle, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, box)
         guard result == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
             throw StartError(code: result)

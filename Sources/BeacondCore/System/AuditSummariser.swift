@@ -47,8 +47,9 @@ struct AuditSummariser {
         guard let start = windowStart, now >= start &+ Self.window || now < start else { return [] }
         var output: [String] = []
         if summarised > 0, let last = lastSummarised {
-            output.append("state: \(changesInWindow) changes in the last second (\(summarised) summarised), last: "
-                + last)
+            output.append(
+                "state: \(changesInWindow) changes in the last second (\(summarised) summarised), last: "
+                    + last)
         }
         windowStart = nil
         changesInWindow = 0
@@ -67,9 +68,10 @@ final class StateAuditLog: @unchecked Sendable {
     private var summariser = AuditSummariser()
     private var flushTimer: Scheduled<Void>?
 
-    init(logger: Logger, eventLoop: any EventLoop,
-         clock: @escaping @Sendable () -> Int64 = { MonotonicClock.micros() })
-    {
+    init(
+        logger: Logger, eventLoop: any EventLoop,
+        clock: @escaping @Sendable () -> Int64 = { MonotonicClock.micros() }
+    ) {
         self.logger = logger
         self.eventLoop = eventLoop
         self.clock = clock

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The signals `beacond run` handles itself: SIGHUP reloads, SIGTERM and SIGINT stop gracefully.
 ///

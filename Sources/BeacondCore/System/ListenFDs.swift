@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Sockets systemd passed at start (socket activation): `LISTEN_FDS` descriptors from fd 3 on,
 /// meant for the process `LISTEN_PID` names, with optional `LISTEN_FDNAMES`.
@@ -29,9 +25,10 @@ struct ListenFDs: Hashable, Sendable {
             let countText = environment["LISTEN_FDS"], let count = Int(countText), count > 0, count <= maxCount
         else { return ListenFDs() }
         let fds = (0..<Int32(count)).map { firstFD + $0 }
-        var names = environment["LISTEN_FDNAMES"].map {
-            $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        } ?? []
+        var names =
+            environment["LISTEN_FDNAMES"].map {
+                $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            } ?? []
         if names.count != count { names = Array(repeating: "unknown", count: count) }
         return ListenFDs(fds: fds, names: names)
     }
@@ -40,9 +37,10 @@ struct ListenFDs: Hashable, Sendable {
     /// does. The variables are removed from the environment either way (`unsetEnvironment`), so no
     /// child process mistakes them for its own.
     /// `unset` removes a variable (tests pass a recorder).
-    static func inherited(environment: [String: String] = ProcessEnvironment.current(), pid: pid_t = getpid(),
-                          unsetEnvironment: Bool = true, unset: (String) -> Void = { _ = unsetenv($0) }) -> ListenFDs
-    {
+    static func inherited(
+        environment: [String: String] = ProcessEnvironment.current(), pid: pid_t = getpid(),
+        unsetEnvironment: Bool = true, unset: (String) -> Void = { _ = unsetenv($0) }
+    ) -> ListenFDs {
         let result = parse(environment: environment, pid: pid)
         if unsetEnvironment {
             for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unset(name) }

@@ -50,9 +50,10 @@ package final class LogRateLimiter: Sendable {
     let clock: @Sendable () -> Int64
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    init(burst: Int = 10, refillInterval: Int64 = 1_000_000, maxKinds: Int = 64,
-         clock: @escaping @Sendable () -> Int64 = { MonotonicClock.micros() })
-    {
+    init(
+        burst: Int = 10, refillInterval: Int64 = 1_000_000, maxKinds: Int = 64,
+        clock: @escaping @Sendable () -> Int64 = { MonotonicClock.micros() }
+    ) {
         self.burst = max(1, burst)
         self.refillInterval = max(1, refillInterval)
         self.maxKinds = max(1, maxKinds)

@@ -1,12 +1,7 @@
-import SystemPackage
+import Glibc
 import Logging
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SystemPackage
 
 /// How log lines look.
 enum LogFormat: Hashable, Sendable {
@@ -125,7 +120,8 @@ struct StderrLogHandler: LogHandler {
         case .plain:
             text = TimeFormat.iso8601(micros: clock()) + " " + level.rawValue + " "
         }
-        text += TerminalText.escaped(label, limit: TerminalText.logLimit) + ": "
+        text +=
+            TerminalText.escaped(label, limit: TerminalText.logLimit) + ": "
             + TerminalText.escaped(message, limit: Self.messageLimit)
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             text += " " + Self.token(key) + "=" + Self.token(Self.render(value))
@@ -158,18 +154,21 @@ struct StderrLogHandler: LogHandler {
     /// A metadata key or value: bare when it is a simple token, else quoted with `\"` and `\\`;
     /// what `TerminalText` escapes is always escaped. Cut at `TerminalText.logLimit` bytes with `…`.
     static func token(_ text: String) -> String {
-        let bare = !text.isEmpty && text.utf8.count <= TerminalText.logLimit && text.unicodeScalars.allSatisfy {
-            $0.value > 0x20 && !TerminalText.needsEscape($0) && $0 != "\"" && $0 != "\\" && $0 != "="
-        }
+        let bare =
+            !text.isEmpty && text.utf8.count <= TerminalText.logLimit
+            && text.unicodeScalars.allSatisfy {
+                $0.value > 0x20 && !TerminalText.needsEscape($0) && $0 != "\"" && $0 != "\\" && $0 != "="
+            }
         if bare { return text }
         var result = "\""
         var bytes = 0
         for scalar in text.unicodeScalars {
-            let piece = switch scalar {
-            case "\"": "\\\""
-            case "\\": "\\\\"
-            default: TerminalText.escaped(String(scalar))
-            }
+            let piece =
+                switch scalar {
+                case "\"": "\\\""
+                case "\\": "\\\\"
+                default: TerminalText.escaped(String(scalar))
+                }
             bytes += piece.utf8.count
             if bytes > TerminalText.logLimit { return result + TerminalText.ellipsis + "\"" }
             result += piece

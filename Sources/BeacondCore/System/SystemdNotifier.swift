@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Where `$NOTIFY_SOCKET` points.
 enum NotifySocketAddress: Hashable, Sendable {
@@ -116,9 +112,10 @@ struct SystemdNotifier: Sendable {
     /// How often to send `WATCHDOG=1`: half of `WATCHDOG_USEC`, in microseconds, as systemd
     /// recommends. nil when the watchdog is off, the value is not a positive integer, or
     /// `WATCHDOG_PID` names another process.
-    static func watchdogInterval(environment: [String: String] = ProcessEnvironment.current(),
-                                 pid: pid_t = getpid()) -> Int64?
-    {
+    static func watchdogInterval(
+        environment: [String: String] = ProcessEnvironment.current(),
+        pid: pid_t = getpid()
+    ) -> Int64? {
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
         if let owner = environment["WATCHDOG_PID"] {
             guard let owner = Int64(owner), owner == Int64(pid) else { return nil }

@@ -1,5 +1,5 @@
-import BeacondCore
 import ArgumentParser
+import BeacondCore
 import CircuitState
 
 extension Policy: ExpressibleByArgument {}
@@ -69,9 +69,10 @@ struct ZoneListArgument: ExpressibleByArgument, Sendable {
 
     /// A flag's transform, with the reason on failure.
     static func parse(_ text: String) throws -> ZoneListArgument {
-        ZoneListArgument(zones: try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
-            try ConfigValueParser.zones(value)
-        })
+        ZoneListArgument(
+            zones: try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
+                try ConfigValueParser.zones(value)
+            })
     }
 }
 

@@ -26,8 +26,9 @@ extension ArgumentHelp {
 extension Option where Value == ConfigFlag? {
     /// A `run` or `scan` option for `key`: its raw text, checked when the overrides are applied.
     init(key: ConfigKey, parsing: SingleValueParsingStrategy = .next, help: String, valueName: String) {
-        self.init(name: .configKey(key), parsing: parsing, help: .configKey(key, help, valueName: valueName),
-                  transform: { ConfigFlag(key, $0) })
+        self.init(
+            name: .configKey(key), parsing: parsing, help: .configKey(key, help, valueName: valueName),
+            transform: { ConfigFlag(key, $0) })
     }
 }
 

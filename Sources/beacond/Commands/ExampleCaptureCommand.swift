@@ -1,6 +1,6 @@
-import BeacondCore
 import ArgumentParser
 import BLEPayload
+import BeacondCore
 
 struct ExampleCaptureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

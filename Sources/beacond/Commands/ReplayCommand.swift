@@ -1,7 +1,8 @@
-import BeacondCore
 import ArgumentParser
 import BLEPayload
+import BeacondCore
 import CircuitState
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,8 @@ struct ReplayCommand: ParsableCommand {
             Prints one line per GeoRacing signal (or, with --all, per advertising report), then a \
             summary on stderr. With --timeline, feeds the capture's signals (and a remote timeline) \
             through the fusion engine on capture time and prints each change of the published \
-            (mode, source, zone), including expiries and staleness after the last record. Reads btsnoop (1001, 1002, 2001), pcap and pcapng (link types 187, 201, \
+            (mode, source, zone), including expiries and staleness after the last record. Reads \
+            btsnoop (1001, 1002, 2001), pcap and pcapng (link types 187, 201, \
             254, 256, 272). A capture that cannot be read further is reported with its file, record \
             and byte offset; what came before it is printed, the remaining captures are still read, \
             and the exit code is 1.
@@ -27,50 +29,61 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
     var json = false
 
-    @Option(name: .configKey(.scannerCompanyID),
-            help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"),
-            transform: ConfigFlag.checked(.scannerCompanyID))
+    @Option(
+        name: .configKey(.scannerCompanyID),
+        help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"),
+        transform: ConfigFlag.checked(.scannerCompanyID))
     var companyID = ConfigFlag.defaultValue(.scannerCompanyID)
 
     @Flag(help: "Print the published track state over time instead of reports (one capture).")
     var timeline = false
 
-    @Option(name: .customLong("remote-timeline"),
-            help: ArgumentHelp("JSON lines of remote fetches: {\"ts\", \"state\"} or {\"ts\", \"error\"}.",
-                               valueName: "file"))
+    @Option(
+        name: .customLong("remote-timeline"),
+        help: ArgumentHelp(
+            "JSON lines of remote fetches: {\"ts\", \"state\"} or {\"ts\", \"error\"}.",
+            valueName: "file"))
     var remoteTimeline: String?
 
     @Option(help: "Fusion policy: safety, beacon-first or most-severe (--timeline).")
     var policy: Policy = .safety
 
     // The fusion flags are their config keys' (ConfigKey.spec): the same parsers and ranges as `run`.
-    @Option(name: .configKey(.fusionMinRSSI), parsing: .unconditional,
-            help: ArgumentHelp("Ignore overrides weaker than this, dBm, -127 to 20 (--timeline).", valueName: "dbm"),
-            transform: ConfigFlag.checked(.fusionMinRSSI))
+    @Option(
+        name: .configKey(.fusionMinRSSI), parsing: .unconditional,
+        help: ArgumentHelp("Ignore overrides weaker than this, dBm, -127 to 20 (--timeline).", valueName: "dbm"),
+        transform: ConfigFlag.checked(.fusionMinRSSI))
     var minRSSI = ConfigFlag.defaultValue(.fusionMinRSSI)
 
-    @Option(name: .configKey(.remoteStaleAfter),
-            help: ArgumentHelp("Seconds a remote fetch stays fresh, 0.1 to 86400 (--timeline).", valueName: "seconds"),
-            transform: ConfigFlag.checked(.remoteStaleAfter))
+    @Option(
+        name: .configKey(.remoteStaleAfter),
+        help: ArgumentHelp("Seconds a remote fetch stays fresh, 0.1 to 86400 (--timeline).", valueName: "seconds"),
+        transform: ConfigFlag.checked(.remoteStaleAfter))
     var staleAfter = ConfigFlag.defaultValue(.remoteStaleAfter)
 
     /// `run` has no flag for `fusion.max_ttl`: the name is replay's own, the parser the key's.
-    @Option(name: .customLong("max-ttl"),
-            help: ArgumentHelp("Longest an override stays active, seconds, 0.1 to 86400 (--timeline).",
-                               valueName: "seconds"),
-            transform: ConfigFlag.checked(.fusionMaxTTL))
+    @Option(
+        name: .customLong("max-ttl"),
+        help: ArgumentHelp(
+            "Longest an override stays active, seconds, 0.1 to 86400 (--timeline).",
+            valueName: "seconds"),
+        transform: ConfigFlag.checked(.fusionMaxTTL))
     var maxTTL = ConfigFlag.defaultValue(.fusionMaxTTL)
 
-    @Option(name: .configKey(.fusionDeescalationHold),
-            help: ArgumentHelp("Seconds a lowered or cleared beacon claim stays in force, 0.1 to 10 (--timeline).",
-                               valueName: "seconds"),
-            transform: ConfigFlag.checked(.fusionDeescalationHold))
+    @Option(
+        name: .configKey(.fusionDeescalationHold),
+        help: ArgumentHelp(
+            "Seconds a lowered or cleared beacon claim stays in force, 0.1 to 10 (--timeline).",
+            valueName: "seconds"),
+        transform: ConfigFlag.checked(.fusionDeescalationHold))
     var deescalationHold = ConfigFlag.defaultValue(.fusionDeescalationHold)
 
-    @Option(name: .configKey(.fusionZones),
-            help: ArgumentHelp("Zones whose beacons may override, comma-separated; default all (--timeline).",
-                               valueName: "list"),
-            transform: ConfigFlag.checked(.fusionZones))
+    @Option(
+        name: .configKey(.fusionZones),
+        help: ArgumentHelp(
+            "Zones whose beacons may override, comma-separated; default all (--timeline).",
+            valueName: "list"),
+        transform: ConfigFlag.checked(.fusionZones))
     var zones: ConfigFlag?
 
     @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
@@ -151,9 +164,15 @@ extension ReplayCommand {
         let elapsed = Double(max(1, MonotonicClock.micros() - started)) / 1_000_000
         printError(
             "replay --timeline: \(summary.reports) reports, \(summary.signals) GeoRacing signals "
-                + "(\(counters.accepted) accepted, \(counters.repeats) repeats, \(counters.olderIgnored) older ignored, "
+                + """
+                (\(counters.accepted) accepted, \(counters.repeats) repeats, \(counters.olderIgnored) older \
+                ignored, 
+                """
                 + "filtered: rssi=\(counters.filteredRSSI) zone=\(counters.filteredZone) "
-                + "unknown_mode=\(counters.filteredUnknownMode); \(counters.evicted) evicted, \(counters.refused) refused), "
+                    + """
+                    unknown_mode=\(counters.filteredUnknownMode); \(counters.evicted) evicted, \(counters.refused) \
+                    refused), 
+                    """
                 + "\(summary.rejections) rejected frames, \(counters.remoteSuccesses) remote fetches, "
                 + "\(counters.remoteFailures) failed; \(summary.changes) state changes; "
                 + "\(Int(Double(summary.reports) / elapsed)) reports/s")
@@ -214,7 +233,11 @@ struct ReplaySession {
         let seconds = Double(max(elapsedMicros, 1)) / 1_000_000
         let rate = Int(Double(totals.reports) / seconds)
         var text = "replay: \(files) capture\(files == 1 ? "" : "s"): \(totals.records) records, "
-        text += "\(totals.hciEvents) HCI events (\(hciTotals.skippedEvents) skipped, \(hciTotals.malformedEvents) malformed), "
+        text +=
+            """
+            \(totals.hciEvents) HCI events (\(hciTotals.skippedEvents) skipped, \(hciTotals.malformedEvents) \
+            malformed), 
+            """
         if totals.linkLayerPackets > 0 {
             text += "\(totals.linkLayerPackets) link-layer packets (\(totals.linkLayerBadCRC) bad CRC), "
         }

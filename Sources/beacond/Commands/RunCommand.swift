@@ -1,5 +1,5 @@
-import BeacondCore
 import ArgumentParser
+import BeacondCore
 import Logging
 
 struct RunCommand: AsyncParsableCommand {
@@ -46,15 +46,17 @@ struct RunCommand: AsyncParsableCommand {
     @Option(key: .fusionPolicy, help: "safety, beacon-first or most-severe", valueName: "policy")
     var policy: ConfigFlag?
 
-    @Option(key: .fusionMinRSSI, parsing: .unconditional, help: "Ignore overrides weaker than this, dBm",
-            valueName: "dbm")
+    @Option(
+        key: .fusionMinRSSI, parsing: .unconditional, help: "Ignore overrides weaker than this, dBm",
+        valueName: "dbm")
     var minRSSI: ConfigFlag?
 
     @Option(key: .fusionZones, help: "Zones whose beacons may override, comma-separated", valueName: "list")
     var zones: ConfigFlag?
 
-    @Option(key: .fusionDeescalationHold, help: "Seconds a lowered or cleared beacon claim stays in force",
-            valueName: "s")
+    @Option(
+        key: .fusionDeescalationHold, help: "Seconds a lowered or cleared beacon claim stays in force",
+        valueName: "s")
     var deescalationHold: ConfigFlag?
 
     @Option(key: .socketPath, help: "Unix socket path", valueName: "path")
@@ -68,10 +70,11 @@ struct RunCommand: AsyncParsableCommand {
 
     /// The flags given, as overrides of their config keys.
     var overrides: DaemonOverrides {
-        DaemonOverrides(scanner.flags + [
-            replay, speed, .switched(.scannerLoop, loop), remoteURL, pollInterval, timeout, staleAfter, policy,
-            minRSSI, zones, deescalationHold, socket, stateDir, logLevel,
-        ])
+        DaemonOverrides(
+            scanner.flags + [
+                replay, speed, .switched(.scannerLoop, loop), remoteURL, pollInterval, timeout, staleAfter, policy,
+                minRSSI, zones, deescalationHold, socket, stateDir, logLevel,
+            ])
     }
 
     func run() async throws {
@@ -87,8 +90,9 @@ struct RunCommand: AsyncParsableCommand {
         let levelControl = DaemonLogging.bootstrap(level: configuration.log.level)
         let logger = Logger(label: "beacond")
         do {
-            let daemon = try Daemon(configuration: configuration, configurationPath: path, overrides: overrides,
-                                    levelControl: levelControl, logger: logger)
+            let daemon = try Daemon(
+                configuration: configuration, configurationPath: path, overrides: overrides,
+                levelControl: levelControl, logger: logger)
             try await daemon.run()
         } catch {
             printError("beacond run: \(error)")

@@ -1,9 +1,10 @@
-import BeacondCore
 import ArgumentParser
 import BLEPayload
+import BeacondCore
 import Logging
 import ServiceLifecycle
 import UnixSignals
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,12 +37,14 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
     var json = false
 
-    @Option(help: ArgumentHelp("Stop after this many seconds, 0.001 to 2678400 (31 days).", valueName: "seconds"),
-            transform: SecondsArgument.parser(.scanDuration))
+    @Option(
+        help: ArgumentHelp("Stop after this many seconds, 0.001 to 2678400 (31 days).", valueName: "seconds"),
+        transform: SecondsArgument.parser(.scanDuration))
     var duration: SecondsArgument?
 
-    @Option(name: .customLong("log-level"),
-            help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: String?
 
     func validate() throws {
@@ -61,8 +64,9 @@ struct ScanCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         guard settings.scanner.backend != .replay else {
-            printError("beacond scan: the config file says scanner.backend: replay; scan listens with hci or bluez "
-                + "(--backend hci|bluez)")
+            printError(
+                "beacond scan: the config file says scanner.backend: replay; scan listens with hci or bluez "
+                    + "(--backend hci|bluez)")
             throw ExitCode(64)
         }
         // A config file's remote and socket settings are not this tool's business.
@@ -76,8 +80,9 @@ struct ScanCommand: AsyncParsableCommand {
             printer: ReportPrinter(formatter: formatter, all: all, json: json, output: output))
         let backend: any Service
         do {
-            backend = try LiveScanner.make(settings.scanner, record: settings.record, sink: sink,
-                                           retriesMissingAdapter: false, logger: logger)
+            backend = try LiveScanner.make(
+                settings.scanner, record: settings.record, sink: sink,
+                retriesMissingAdapter: false, logger: logger)
         } catch {
             printError("beacond scan: \(error)")
             throw ExitCode(1)

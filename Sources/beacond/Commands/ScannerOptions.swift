@@ -1,5 +1,5 @@
-import BeacondCore
 import ArgumentParser
+import BeacondCore
 
 /// The live scanner's flags, shared by `run` and `scan`. Each overrides its config key.
 struct ScannerOptions: ParsableArguments {
@@ -18,8 +18,9 @@ struct ScannerOptions: ParsableArguments {
     @Option(key: .scannerScanInterval, help: "hci: how often the controller starts listening, ms", valueName: "ms")
     var scanIntervalMs: ConfigFlag?
 
-    @Option(key: .scannerScanWindow, help: "hci: how long it listens each time, ms; at most the interval",
-            valueName: "ms")
+    @Option(
+        key: .scannerScanWindow, help: "hci: how long it listens each time, ms; at most the interval",
+        valueName: "ms")
     var scanWindowMs: ConfigFlag?
 
     @Option(key: .recordPath, help: "hci: record what the controller sends, as btsnoop", valueName: "file")
@@ -33,7 +34,9 @@ struct ScannerOptions: ParsableArguments {
 
     /// The flags given.
     var flags: [ConfigFlag?] {
-        [backend, adapter, companyID, .switched(.scannerActive, active), scanIntervalMs, scanWindowMs, record,
-         recordMaxMB, recordKeep]
+        [
+            backend, adapter, companyID, .switched(.scannerActive, active), scanIntervalMs, scanWindowMs, record,
+            recordMaxMB, recordKeep,
+        ]
     }
 }

@@ -1,6 +1,7 @@
-import BeacondCore
 import ArgumentParser
+import BeacondCore
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,8 +24,9 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print the raw status object (one JSON line).")
     var json = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the daemon, 0.001 to 3600.", valueName: "seconds"),
-            transform: SecondsArgument.parser(.statusTimeout))
+    @Option(
+        help: ArgumentHelp("Seconds to wait for the daemon, 0.001 to 3600.", valueName: "seconds"),
+        transform: SecondsArgument.parser(.statusTimeout))
     var timeout = SecondsArgument(micros: 5_000_000)
 
     func run() throws {

@@ -43,27 +43,38 @@ struct BlueZAdvertisementMonitor: Sendable {
     var propertyValues: KeyValuePairs<String, DBusValue> {
         [
             "Type": .string("or_patterns"),
-            "Patterns": .array(element: "(yyay)", [
-                .structure([.byte(0), .byte(0xFF), .bytes([UInt8(truncatingIfNeeded: companyID), UInt8(companyID >> 8)])]),
-            ]),
+            "Patterns": .array(
+                element: "(yyay)",
+                [
+                    .structure([
+                        .byte(0), .byte(0xFF), .bytes([UInt8(truncatingIfNeeded: companyID), UInt8(companyID >> 8)]),
+                    ])
+                ]),
             "RSSISamplingPeriod": .uint16(0),
         ]
     }
 
     /// GetManagedObjects' reply value, `a{oa{sa{sv}}}`.
     var managedObjects: DBusValue {
-        .dictionary(key: "o", value: "a{sa{sv}}", [
-            DBusDictEntry(key: .objectPath(path), value: .dictionary(key: "s", value: "a{sv}", [
-                DBusDictEntry(key: .string(Self.interface), value: .properties(propertyValues)),
-            ])),
-        ])
+        .dictionary(
+            key: "o", value: "a{sa{sv}}",
+            [
+                DBusDictEntry(
+                    key: .objectPath(path),
+                    value: .dictionary(
+                        key: "s", value: "a{sv}",
+                        [
+                            DBusDictEntry(key: .string(Self.interface), value: .properties(propertyValues))
+                        ]))
+            ])
     }
 
     /// Answers `call` if it is addressed to the monitor's objects: the reply to send (nil for
     /// calls that want none) and what it told us. Nil when the message is not ours.
     func handle(_ call: OpaquePointer) -> (reply: DBusMessage?, event: Event?)? {
         guard dbus_message_get_type(call) == DBUS_MESSAGE_TYPE_METHOD_CALL,
-              let rawPath = dbus_message_get_path(call) else { return nil }
+            let rawPath = dbus_message_get_path(call)
+        else { return nil }
         let isRoot = strcmp(rawPath, root) == 0
         let isMonitor = strcmp(rawPath, path) == 0
         guard isRoot || isMonitor else { return nil }
@@ -106,7 +117,8 @@ struct BlueZAdvertisementMonitor: Sendable {
             var reader = DBusMessageReader(message: call)
             let interface = try reader.string()
             guard interface == Self.interface else {
-                throw MethodFailure(name: "org.freedesktop.DBus.Error.UnknownInterface", text: "no interface \(interface) here")
+                throw MethodFailure(
+                    name: "org.freedesktop.DBus.Error.UnknownInterface", text: "no interface \(interface) here")
             }
             return ([.properties(propertyValues)], nil)
         }
@@ -120,7 +132,8 @@ struct BlueZAdvertisementMonitor: Sendable {
             return ([.variant(value)], nil)
         }
         if isCall(call, Self.properties, "Set") {
-            throw MethodFailure(name: "org.freedesktop.DBus.Error.PropertyReadOnly", text: "the monitor's properties are read-only")
+            throw MethodFailure(
+                name: "org.freedesktop.DBus.Error.PropertyReadOnly", text: "the monitor's properties are read-only")
         }
         throw unknownMethod(call)
     }
@@ -167,8 +180,13 @@ struct BlueZAdvertisementMonitor: Sendable {
             <property name="RSSISamplingPeriod" type="q" access="read"/>
           </interface>
           <interface name="\(Self.properties)">
-            <method name="Get"><arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/><arg name="value" type="v" direction="out"/></method>
-            <method name="GetAll"><arg name="interface" type="s" direction="in"/><arg name="values" type="a{sv}" direction="out"/></method>
+            <method name="Get">
+              <arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/>
+              <arg name="value" type="v" direction="out"/>
+            </method>
+            <method name="GetAll">
+              <arg name="interface" type="s" direction="in"/><arg name="values" type="a{sv}" direction="out"/>
+            </method>
           </interface>
           <interface name="\(Self.introspectable)">
             <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>

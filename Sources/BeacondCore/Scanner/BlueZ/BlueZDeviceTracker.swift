@@ -49,12 +49,19 @@ struct BlueZDeviceProperties {
         case address, addressType, manufacturerData, rssi, txPower
 
         init?(_ name: UnsafePointer<CChar>) {
-            if strcmp(name, "ManufacturerData") == 0 { self = .manufacturerData }
-            else if strcmp(name, "RSSI") == 0 { self = .rssi }
-            else if strcmp(name, "TxPower") == 0 { self = .txPower }
-            else if strcmp(name, "Address") == 0 { self = .address }
-            else if strcmp(name, "AddressType") == 0 { self = .addressType }
-            else { return nil }
+            if strcmp(name, "ManufacturerData") == 0 {
+                self = .manufacturerData
+            } else if strcmp(name, "RSSI") == 0 {
+                self = .rssi
+            } else if strcmp(name, "TxPower") == 0 {
+                self = .txPower
+            } else if strcmp(name, "Address") == 0 {
+                self = .address
+            } else if strcmp(name, "AddressType") == 0 {
+                self = .addressType
+            } else {
+                return nil
+            }
         }
 
         var name: String {
@@ -124,8 +131,9 @@ struct BlueZDeviceProperties {
             let position = data.position
             try data.withBytes(expected: "ay") { bytes throws(DBusDecodingError) in
                 guard bytes.count <= Self.maxManufacturerPayload else {
-                    throw DBusDecodingError(expected: "at most \(Self.maxManufacturerPayload) bytes", found: "ay of \(bytes.count)",
-                                            position: position)
+                    throw DBusDecodingError(
+                        expected: "at most \(Self.maxManufacturerPayload) bytes", found: "ay of \(bytes.count)",
+                        position: position)
                 }
                 AdvertisingDataBuilder.appendManufacturerData(companyID: company, payload: bytes, to: &manufacturerAD)
             }
@@ -240,8 +248,16 @@ struct BlueZDeviceTracker {
         } else if properties.invalidatesManufacturerData {
             devices[slot].manufacturerAD.removeAll(keepingCapacity: true)
         }
-        if let rssi = properties.rssi { devices[slot].rssi = rssi } else if properties.invalidatesRSSI { devices[slot].rssi = nil }
-        if let tx = properties.txPower { devices[slot].txPower = tx } else if properties.invalidatesTxPower { devices[slot].txPower = nil }
+        if let rssi = properties.rssi {
+            devices[slot].rssi = rssi
+        } else if properties.invalidatesRSSI {
+            devices[slot].rssi = nil
+        }
+        if let tx = properties.txPower {
+            devices[slot].txPower = tx
+        } else if properties.invalidatesTxPower {
+            devices[slot].txPower = nil
+        }
         guard properties.carriesUpdate, !devices[slot].manufacturerAD.isEmpty else { return nil }
         return slot
     }
@@ -269,10 +285,11 @@ struct BlueZDeviceTracker {
         buffer.append(contentsOf: device.manufacturerAD)
         if let tx = device.txPower { AdvertisingDataBuilder.appendTXPowerLevel(tx, to: &buffer) }
         return buffer.withUnsafeBytes { bytes in
-            body(AdvertisingReport(
-                timestamp: timestamp, origin: .bluezDevice, kind: .advNonconnInd,
-                properties: ExtendedEventProperties(legacy: .advNonconnInd), addressType: device.addressType,
-                address: device.address, rssi: device.rssi, data: AdvertisingData(bytes)))
+            body(
+                AdvertisingReport(
+                    timestamp: timestamp, origin: .bluezDevice, kind: .advNonconnInd,
+                    properties: ExtendedEventProperties(legacy: .advNonconnInd), addressType: device.addressType,
+                    address: device.address, rssi: device.rssi, data: AdvertisingData(bytes)))
         }
     }
 

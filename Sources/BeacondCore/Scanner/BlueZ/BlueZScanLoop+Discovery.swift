@@ -13,16 +13,18 @@ extension BlueZScanLoop {
         let found: (path: String?, powered: Bool, hasMonitorManager: Bool)
         do {
             let owner = try connection.call(
-                try DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                           interface: "org.freedesktop.DBus", member: "GetNameOwner",
-                                           arguments: [.string(Self.bluez)]),
+                try DBusMessage.methodCall(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: "GetNameOwner",
+                    arguments: [.string(Self.bluez)]),
                 timeout: configuration.callTimeout)
             var reader = owner.reader
             bluezOwner = Array(try reader.string().utf8CString)
             let reply = try connection.call(
-                try DBusMessage.methodCall(destination: Self.bluez, path: "/",
-                                           interface: BlueZAdvertisementMonitor.objectManager,
-                                           member: "GetManagedObjects", autoStart: false),
+                try DBusMessage.methodCall(
+                    destination: Self.bluez, path: "/",
+                    interface: BlueZAdvertisementMonitor.objectManager,
+                    member: "GetManagedObjects", autoStart: false),
                 timeout: configuration.callTimeout)
             found = try readManagedObjects(reply)
         } catch let error as DBusCallError {
@@ -55,7 +57,8 @@ extension BlueZScanLoop {
             registerMonitor(connection, adapterPath: path)
         } else if !loggedMonitorMissing {
             loggedMonitorMissing = true
-            let text = "BlueZ offers no advertisement monitor on \(adapter) (AdvertisementMonitorManager1): "
+            let text =
+                "BlueZ offers no advertisement monitor on \(adapter) (AdvertisementMonitorManager1): "
                 + Self.withoutMonitor
             logger.notice("\(text)")
         }
@@ -71,15 +74,17 @@ extension BlueZScanLoop {
     func startDiscovery(_ connection: DBusConnection, adapterPath: String) throws {
         let filter = DBusValue.properties(["Transport": .string("le"), "DuplicateData": .boolean(true)])
         _ = try connection.call(
-            try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
-                                       member: "SetDiscoveryFilter", autoStart: false, arguments: [filter]),
+            try DBusMessage.methodCall(
+                destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
+                member: "SetDiscoveryFilter", autoStart: false, arguments: [filter]),
             timeout: configuration.callTimeout)
-        let start = try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath,
-                                               interface: Self.adapterInterface,
-                                               member: "StartDiscovery", autoStart: false)
+        let start = try DBusMessage.methodCall(
+            destination: Self.bluez, path: adapterPath,
+            interface: Self.adapterInterface,
+            member: "StartDiscovery", autoStart: false)
         do throws(DBusCallError) {
             _ = try connection.call(start, timeout: configuration.callTimeout)
-        } catch where error.name == "org.bluez.Error.InProgress" {
+        } catch  where error.name == "org.bluez.Error.InProgress" {
             // This connection's discovery session is already running.
         }
     }
@@ -94,7 +99,8 @@ extension BlueZScanLoop {
                 member: "RegisterMonitor", autoStart: false, arguments: [.objectPath(monitor.root)])
             pendingRegistration = try connection.callLater(call, timeout: Self.registerTimeout)
         } catch {
-            let text = "cannot register the advertisement monitor on \(adapter): \(error); "
+            let text =
+                "cannot register the advertisement monitor on \(adapter): \(error); "
                 + "repeats depend on the controller's duplicate filter"
             logger.notice("\(text)")
         }
@@ -118,11 +124,13 @@ extension BlueZScanLoop {
     /// Restarts discovery when nothing was heard for `silenceRestart`.
     func checkSilence() {
         guard scanning, configuration.silenceRestart > 0, let connection, let adapterPath,
-              now - lastActivity > configuration.silenceRestart else { return }
+            now - lastActivity > configuration.silenceRestart
+        else { return }
         lastActivity = now
         let seconds = configuration.silenceRestart / 1_000_000
-        logger.limited(limiter: logLimiter, .info, "scanner.restart",
-                       "no BlueZ device updates for \(seconds) s: restarting discovery on \(adapter)")
+        logger.limited(
+            limiter: logLimiter, .info, "scanner.restart",
+            "no BlueZ device updates for \(seconds) s: restarting discovery on \(adapter)")
         stopDiscovery(connection, adapterPath: adapterPath, timeout: configuration.callTimeout)
         do {
             try startDiscovery(connection, adapterPath: adapterPath)
@@ -138,8 +146,9 @@ extension BlueZScanLoop {
     func stopDiscovery(_ connection: DBusConnection, adapterPath: String, timeout: Int32) {
         do {
             _ = try connection.call(
-                try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
-                                           member: "StopDiscovery", autoStart: false),
+                try DBusMessage.methodCall(
+                    destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
+                    member: "StopDiscovery", autoStart: false),
                 timeout: timeout)
         } catch {
             logger.debug("StopDiscovery on \(adapterPath): \(error)")
@@ -153,10 +162,11 @@ extension BlueZScanLoop {
         if monitorRegistered || pendingRegistration != nil {
             do {
                 _ = try connection.call(
-                    try DBusMessage.methodCall(destination: Self.bluez, path: adapterPath,
-                                               interface: BlueZAdvertisementMonitor.managerInterface,
-                                               member: "UnregisterMonitor", autoStart: false,
-                                               arguments: [.objectPath(monitor.root)]),
+                    try DBusMessage.methodCall(
+                        destination: Self.bluez, path: adapterPath,
+                        interface: BlueZAdvertisementMonitor.managerInterface,
+                        member: "UnregisterMonitor", autoStart: false,
+                        arguments: [.objectPath(monitor.root)]),
                     timeout: Self.teardownTimeout)
             } catch {
                 logger.debug("UnregisterMonitor on \(adapterPath): \(error)")

@@ -30,7 +30,8 @@ extension BlueZScanLoop {
             } else if fromBlueZ, dbus_message_is_signal(message, objectManager, "InterfacesRemoved") != 0 {
                 try interfacesRemoved(message)
             } else if strcmp(sender, "org.freedesktop.DBus") == 0,
-                      dbus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") != 0 {
+                dbus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") != 0
+            {
                 try nameOwnerChanged(message)
             } else {
                 return false
@@ -39,8 +40,9 @@ extension BlueZScanLoop {
             counters.malformedSignals.add(1, ordering: .relaxed)
             let member = TerminalText.logged(dbus_message_get_member(message).map { String(cString: $0) } ?? "?")
             let path = TerminalText.logged(dbus_message_get_path(message).map { String(cString: $0) } ?? "?")
-            logger.limited(limiter: logLimiter, .debug, "bluez.malformed",
-                           "skipping a malformed \(member) signal from \(path): \(TerminalText.logged("\(error)"))")
+            logger.limited(
+                limiter: logLimiter, .debug, "bluez.malformed",
+                "skipping a malformed \(member) signal from \(path): \(TerminalText.logged("\(error)"))")
         }
         return true
     }
@@ -78,7 +80,8 @@ extension BlueZScanLoop {
     func adapterPropertiesChanged(_ message: OpaquePointer) throws(DBusDecodingError) {
         var reader = DBusMessageReader(message: message)
         guard try reader.string() == Self.adapterInterface,
-              case .boolean(let powered)? = try reader.value()["Powered"]?.unwrapped else { return }
+            case .boolean(let powered)? = try reader.value()["Powered"]?.unwrapped
+        else { return }
         if !powered, scanning {
             scanning = false
             down(.adapterOff(adapter))
@@ -146,7 +149,8 @@ extension BlueZScanLoop {
         let kind = first.name + " " + first.signature
         // Each odd (property, type) pair is logged once; a few dozen at most are remembered.
         guard loggedSkips.count < 32, loggedSkips.insert(kind).inserted else { return }
-        let text = "skipping BlueZ property \(first.name) of unexpected type '\(first.signature)' (device \(key)); "
+        let text =
+            "skipping BlueZ property \(first.name) of unexpected type '\(first.signature)' (device \(key)); "
             + "further ones are only counted"
         logger.notice("\(text)")
     }
@@ -187,7 +191,8 @@ extension BlueZScanLoop {
         if newOwner.isEmpty {
             adapterGone(.bluetoothdLeft)
         } else {
-            logger.limited(limiter: logLimiter, .info, "bluez.owner",
+            logger.limited(
+                limiter: logLimiter, .info, "bluez.owner",
                 "bluetoothd is on the system bus (\(TerminalText.logged(newOwner))): looking for \(adapter)")
             retryAt = now
         }
@@ -203,18 +208,22 @@ extension BlueZScanLoop {
     func monitorEvent(_ event: BlueZAdvertisementMonitor.Event) {
         switch event {
         case .activated:
-            logger.limited(limiter: logLimiter, .info, "bluez.monitor",
-                           "BlueZ activated the advertisement monitor on \(adapter)")
+            logger.limited(
+                limiter: logLimiter, .info, "bluez.monitor",
+                "BlueZ activated the advertisement monitor on \(adapter)")
         case .released:
             monitorRegistered = false
-            logger.limited(limiter: logLimiter, .notice, "bluez.monitor",
+            logger.limited(
+                limiter: logLimiter, .notice, "bluez.monitor",
                 "BlueZ released the advertisement monitor on \(adapter): \(Self.withoutMonitor)")
         case .deviceFound(let path):
-            logger.limited(limiter: logLimiter, .debug, "bluez.monitor",
-                           "advertisement monitor: found \(TerminalText.logged(path))")
+            logger.limited(
+                limiter: logLimiter, .debug, "bluez.monitor",
+                "advertisement monitor: found \(TerminalText.logged(path))")
         case .deviceLost(let path):
-            logger.limited(limiter: logLimiter, .debug, "bluez.monitor",
-                           "advertisement monitor: lost \(TerminalText.logged(path))")
+            logger.limited(
+                limiter: logLimiter, .debug, "bluez.monitor",
+                "advertisement monitor: lost \(TerminalText.logged(path))")
         }
     }
 }

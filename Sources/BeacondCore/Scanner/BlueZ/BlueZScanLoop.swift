@@ -45,7 +45,8 @@ final class BlueZScanLoop {
     static let teardownTimeout: Int32 = 1000
     static let registerTimeout: Int32 = 10_000
     /// What running without an advertisement monitor means, for the logs.
-    static let withoutMonitor = "an unchanged advertisement is repeated only if the controller's duplicate filter "
+    static let withoutMonitor =
+        "an unchanged advertisement is repeated only if the controller's duplicate filter "
         + "lets it through"
 
     let backend: BlueZScannerBackend
@@ -138,8 +139,9 @@ final class BlueZScanLoop {
         let bluez = "sender='\(Self.bluez)',type='signal'"
         try connection.addMatch("\(bluez),interface='org.freedesktop.DBus.ObjectManager',path='/'")
         try connection.addMatch("\(bluez),interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
-        try connection.addMatch("sender='org.freedesktop.DBus',type='signal',interface='org.freedesktop.DBus',"
-                                + "member='NameOwnerChanged',arg0='\(Self.bluez)'")
+        try connection.addMatch(
+            "sender='org.freedesktop.DBus',type='signal',interface='org.freedesktop.DBus',"
+                + "member='NameOwnerChanged',arg0='\(Self.bluez)'")
     }
 
     /// Runs one connection until it is lost, the backend stops, or a start failure is fatal.
@@ -217,7 +219,8 @@ final class BlueZScanLoop {
         let reports = counters.reports.load(ordering: .relaxed)
         let skipped = counters.skippedProperties.load(ordering: .relaxed)
         let evicted = counters.evictions.load(ordering: .relaxed)
-        let summary = "bluez scanner stopped: \(updates) device updates, \(reports) reports, "
+        let summary =
+            "bluez scanner stopped: \(updates) device updates, \(reports) reports, "
             + "\(skipped) skipped properties, \(evicted) evicted devices"
         logger.info("\(summary)")
     }

@@ -19,8 +19,10 @@ final class BlueZScannerBackend: Service, Sendable {
     let logLimiter: LogRateLimiter
     private let stopping = Atomic<Bool>(false)
 
-    init(configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger,
-         logLimiter: LogRateLimiter = LogRateLimiter()) {
+    init(
+        configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger,
+        logLimiter: LogRateLimiter = LogRateLimiter()
+    ) {
         self.configuration = configuration
         self.sink = sink
         self.logger = logger

@@ -73,7 +73,9 @@ package final class DBusMessage {
         return message
     }
 
-    static func signal(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws(DBusEncodingError) -> DBusMessage {
+    static func signal(path: String, interface: String, member: String, arguments: [DBusValue] = [])
+        throws(DBusEncodingError) -> DBusMessage
+    {
         try validate(path: path, interface: interface, member: member, destination: nil)
         let created = path.withCString { path in
             interface.withCString { interface in member.withCString { dbus_message_new_signal(path, interface, $0) } }
@@ -85,7 +87,9 @@ package final class DBusMessage {
     }
 
     /// The reply to the method call `call`.
-    static func methodReturn(to call: OpaquePointer, arguments: [DBusValue] = []) throws(DBusEncodingError) -> DBusMessage {
+    static func methodReturn(to call: OpaquePointer, arguments: [DBusValue] = []) throws(DBusEncodingError)
+        -> DBusMessage
+    {
         guard let created = dbus_message_new_method_return(call) else {
             throw DBusEncodingError(reason: "out of memory creating a method return")
         }
@@ -125,15 +129,22 @@ package final class DBusMessage {
         "\(interface.map { $0 + "." } ?? "")\(member ?? "?") on \(path ?? "?")"
     }
 
-    private static func validate(path: String, interface: String?, member: String, destination: String?) throws(DBusEncodingError) {
-        guard DBusMessageWriter.isValidPath(path) else { throw DBusEncodingError(reason: "'\(path)' is not a valid object path") }
-        if let interface, interface.utf8.contains(0) || interface.withCString({ dbus_validate_interface($0, nil) }) == 0 {
+    private static func validate(path: String, interface: String?, member: String, destination: String?)
+        throws(DBusEncodingError)
+    {
+        guard DBusMessageWriter.isValidPath(path) else {
+            throw DBusEncodingError(reason: "'\(path)' is not a valid object path")
+        }
+        if let interface, interface.utf8.contains(0) || interface.withCString({ dbus_validate_interface($0, nil) }) == 0
+        {
             throw DBusEncodingError(reason: "'\(interface)' is not a valid interface name")
         }
         if member.utf8.contains(0) || member.withCString({ dbus_validate_member($0, nil) }) == 0 {
             throw DBusEncodingError(reason: "'\(member)' is not a valid member name")
         }
-        if let destination, destination.utf8.contains(0) || destination.withCString({ dbus_validate_bus_name($0, nil) }) == 0 {
+        if let destination,
+            destination.utf8.contains(0) || destination.withCString({ dbus_validate_bus_name($0, nil) }) == 0
+        {
             throw DBusEncodingError(reason: "'\(destination)' is not a valid bus name")
         }
     }
@@ -165,8 +176,10 @@ final class DBusPendingReply {
         if message.type == DBUS_MESSAGE_TYPE_ERROR {
             var reader = message.reader
             let text = (try? reader.string()) ?? ""
-            return .failure(DBusCallError(name: message.errorName ?? "org.freedesktop.DBus.Error.Failed", message: text,
-                                          operation: operation))
+            return .failure(
+                DBusCallError(
+                    name: message.errorName ?? "org.freedesktop.DBus.Error.Failed", message: text,
+                    operation: operation))
         }
         return .success(message)
     }
@@ -250,8 +263,9 @@ package final class DBusConnection {
     func callLater(_ message: DBusMessage, timeout: Int32) throws(DBusCallError) -> DBusPendingReply {
         var pending: OpaquePointer?
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, timeout) != 0, let pending else {
-            throw DBusCallError(name: DBusCallError.disconnected, message: "the connection is closed",
-                                operation: message.operation)
+            throw DBusCallError(
+                name: DBusCallError.disconnected, message: "the connection is closed",
+                operation: message.operation)
         }
         return DBusPendingReply(raw: pending, operation: message.operation)
     }
@@ -279,15 +293,18 @@ package final class DBusConnection {
         let box = FilterBox()
         box.handler = handler
         filter = box
-        let added = dbus_connection_add_filter(raw, { _, message, userData in
-            guard let message, let userData,
-                  let handler = Unmanaged<FilterBox>.fromOpaque(userData).takeUnretainedValue().handler
-            else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-            return handler(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
-        }, Unmanaged.passRetained(box).toOpaque(), { userData in
-            guard let userData else { return }
-            Unmanaged<FilterBox>.fromOpaque(userData).release()
-        })
+        let added = dbus_connection_add_filter(
+            raw,
+            { _, message, userData in
+                guard let message, let userData,
+                    let handler = Unmanaged<FilterBox>.fromOpaque(userData).takeUnretainedValue().handler
+                else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+                return handler(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+            }, Unmanaged.passRetained(box).toOpaque(),
+            { userData in
+                guard let userData else { return }
+                Unmanaged<FilterBox>.fromOpaque(userData).release()
+            })
         if added == 0 { filter = nil }
     }
 

@@ -72,7 +72,7 @@ package struct DBusMessageReader {
     /// names the whole expected type for errors, for example "a{sv}".
     mutating func enter(_ container: DBusTypeCode, expected: String) throws(DBusDecodingError) -> DBusMessageReader {
         guard type == container,
-              container == .array || container == .variant || container == .structure || container == .dictEntry
+            container == .array || container == .variant || container == .structure || container == .dictEntry
         else { throw mismatch(expected: expected) }
         var sub = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &sub)
@@ -82,7 +82,8 @@ package struct DBusMessageReader {
     }
 
     /// Enters an array whose elements are `element`.
-    mutating func enterArray(of element: DBusTypeCode, expected: String) throws(DBusDecodingError) -> DBusMessageReader {
+    mutating func enterArray(of element: DBusTypeCode, expected: String) throws(DBusDecodingError) -> DBusMessageReader
+    {
         guard elementType == element else { throw mismatch(expected: expected) }
         return try enter(.array, expected: expected)
     }
@@ -117,7 +118,9 @@ package struct DBusMessageReader {
     }
 
     mutating func string() throws(DBusDecodingError) -> String { try withCString(.string) { String(cString: $0) } }
-    mutating func objectPath() throws(DBusDecodingError) -> String { try withCString(.objectPath) { String(cString: $0) } }
+    mutating func objectPath() throws(DBusDecodingError) -> String {
+        try withCString(.objectPath) { String(cString: $0) }
+    }
 
     /// Borrows the bytes of the `ay` here and moves past it.
     mutating func withBytes<R>(
@@ -218,18 +221,23 @@ struct DBusMessageWriter {
     mutating func append(_ value: DBusValue) throws(DBusEncodingError) {
         switch value {
         case .byte(let byte): var basic = DBusBasicValue(); basic.byt = byte; try appendBasic(.byte, &basic)
-        case .boolean(let flag): var basic = DBusBasicValue(); basic.bool_val = flag ? 1 : 0; try appendBasic(.boolean, &basic)
+        case .boolean(let flag):
+            var basic = DBusBasicValue(); basic.bool_val = flag ? 1 : 0; try appendBasic(.boolean, &basic)
         case .int16(let number): var basic = DBusBasicValue(); basic.i16 = number; try appendBasic(.int16, &basic)
         case .uint16(let number): var basic = DBusBasicValue(); basic.u16 = number; try appendBasic(.uint16, &basic)
         case .int32(let number): var basic = DBusBasicValue(); basic.i32 = number; try appendBasic(.int32, &basic)
         case .uint32(let number): var basic = DBusBasicValue(); basic.u32 = number; try appendBasic(.uint32, &basic)
-        case .int64(let number): var basic = DBusBasicValue(); basic.i64 = dbus_int64_t(number); try appendBasic(.int64, &basic)
-        case .uint64(let number): var basic = DBusBasicValue(); basic.u64 = dbus_uint64_t(number); try appendBasic(.uint64, &basic)
+        case .int64(let number):
+            var basic = DBusBasicValue(); basic.i64 = dbus_int64_t(number); try appendBasic(.int64, &basic)
+        case .uint64(let number):
+            var basic = DBusBasicValue(); basic.u64 = dbus_uint64_t(number); try appendBasic(.uint64, &basic)
         case .double(let number): var basic = DBusBasicValue(); basic.dbl = number; try appendBasic(.double, &basic)
         case .string(let text):
             try appendString(.string, text)
         case .objectPath(let path):
-            guard Self.isValidPath(path) else { throw DBusEncodingError(reason: "'\(path)' is not a valid object path") }
+            guard Self.isValidPath(path) else {
+                throw DBusEncodingError(reason: "'\(path)' is not a valid object path")
+            }
             try appendString(.objectPath, path)
         case .signature(let signature):
             guard Self.isValidSignature(signature, single: false) else {
@@ -241,7 +249,9 @@ struct DBusMessageWriter {
                 let appended = bytes.withUnsafeBufferPointer { buffer in
                     beacond_dbus_append_bytes(&sub.iter, buffer.baseAddress, Int32(buffer.count))
                 }
-                guard appended != 0 else { throw DBusEncodingError(reason: "out of memory appending \(bytes.count) bytes") }
+                guard appended != 0 else {
+                    throw DBusEncodingError(reason: "out of memory appending \(bytes.count) bytes")
+                }
             }
         case .array(let element, let elements):
             guard Self.isValidSignature(element, single: true) else {
@@ -260,12 +270,16 @@ struct DBusMessageWriter {
             guard Self.isValidSignature("a" + entrySignature, single: true) else {
                 throw DBusEncodingError(reason: "'a\(entrySignature)' is not a valid dictionary type")
             }
-            try container(.array, signature: entrySignature) { (sub: inout DBusMessageWriter) throws(DBusEncodingError) in
+            try container(.array, signature: entrySignature) {
+                (sub: inout DBusMessageWriter) throws(DBusEncodingError) in
                 for entry in entries {
                     guard entry.key.signature == key, entry.value.signature == valueSignature else {
-                        throw DBusEncodingError(reason: "a '{\(entry.key.signature)\(entry.value.signature)}' entry in 'a\(entrySignature)'")
+                        throw DBusEncodingError(
+                            reason: "a '{\(entry.key.signature)\(entry.value.signature)}' entry in 'a\(entrySignature)'"
+                        )
                     }
-                    try sub.container(.dictEntry, signature: nil) { (pair: inout DBusMessageWriter) throws(DBusEncodingError) in
+                    try sub.container(.dictEntry, signature: nil) {
+                        (pair: inout DBusMessageWriter) throws(DBusEncodingError) in
                         try pair.append(entry.key)
                         try pair.append(entry.value)
                     }
@@ -277,7 +291,8 @@ struct DBusMessageWriter {
                 for field in fields { try sub.append(field) }
             }
         case .variant(let inner):
-            try container(.variant, signature: inner.signature) { (sub: inout DBusMessageWriter) throws(DBusEncodingError) in
+            try container(.variant, signature: inner.signature) {
+                (sub: inout DBusMessageWriter) throws(DBusEncodingError) in
                 try sub.append(inner)
             }
         }

@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import BLEPayload
+import Glibc
 import Synchronization
 
 /// One HCI command: an opcode and its parameters.
@@ -64,9 +60,10 @@ package final class HCIScannerCounters: Sendable {
     }
 
     package var snapshot: Snapshot {
-        Snapshot(events: events.load(ordering: .relaxed), reports: reports.load(ordering: .relaxed),
-                 malformed: malformed.load(ordering: .relaxed), restarts: restarts.load(ordering: .relaxed),
-                 reconnects: reconnects.load(ordering: .relaxed), interruptions: interruptions.load(ordering: .relaxed))
+        Snapshot(
+            events: events.load(ordering: .relaxed), reports: reports.load(ordering: .relaxed),
+            malformed: malformed.load(ordering: .relaxed), restarts: restarts.load(ordering: .relaxed),
+            reconnects: reconnects.load(ordering: .relaxed), interruptions: interruptions.load(ordering: .relaxed))
     }
 }
 
@@ -103,8 +100,10 @@ final class HCICommandChannel {
     /// CLOCK_BOOTTIME µs of the last advertising report, or of the channel's creation.
     private(set) var lastReportBoot: Int64
 
-    init(transport: any HCITransport, adapter: String, sink: any AdvertisementSink, recorder: BTSnoopRecorder?,
-         counters: HCIScannerCounters, wake: HCIWakeSignal?) {
+    init(
+        transport: any HCITransport, adapter: String, sink: any AdvertisementSink, recorder: BTSnoopRecorder?,
+        counters: HCIScannerCounters, wake: HCIWakeSignal?
+    ) {
         self.transport = transport
         self.adapter = adapter
         self.sink = sink
@@ -174,7 +173,8 @@ final class HCICommandChannel {
         tally.events += 1
         guard packet.count >= 3, Int(packet[2]) == packet.count - 3 else {
             let declared = packet.count >= 3 ? "\(packet[2])" : "no"
-            return counters.recordMalformed("an event packet of \(packet.count) bytes declares \(declared) parameter bytes (byte 2)")
+            return counters.recordMalformed(
+                "an event packet of \(packet.count) bytes declares \(declared) parameter bytes (byte 2)")
         }
         let event = UnsafeRawBufferPointer(rebasing: packet[1...])
         switch event[0] {
@@ -191,13 +191,15 @@ final class HCICommandChannel {
         case HCIEventCode.commandComplete:
             // [0x0E][length][Num_HCI_Command_Packets][opcode LE][status][return parameters]
             guard event.count >= 5 else {
-                return counters.recordMalformed("Command Complete of \(event.count) bytes, shorter than its 5-byte header")
+                return counters.recordMalformed(
+                    "Command Complete of \(event.count) bytes, shorter than its 5-byte header")
             }
             let opcode = UInt16(event[3]) | UInt16(event[4]) << 8
             guard opcode == pendingOpcode else { return }
             let returned = event[5...]
-            response = HCICommandResponse(status: returned.first ?? HCIStatus.success,
-                                          parameters: Array(returned.dropFirst()))
+            response = HCICommandResponse(
+                status: returned.first ?? HCIStatus.success,
+                parameters: Array(returned.dropFirst()))
         case HCIEventCode.commandStatus:
             // [0x0F][length][status][Num_HCI_Command_Packets][opcode LE]
             guard event.count >= 6 else {
@@ -273,9 +275,10 @@ final class HCICommandChannel {
 
     /// Sends `command` and requires status success, or one of `tolerated`.
     @discardableResult
-    func execute(_ command: HCICommand, timeout: Int64, tolerating tolerated: Set<UInt8> = [],
-                 interruptible: Bool = true) throws(HCIScannerError) -> HCICommandResponse
-    {
+    func execute(
+        _ command: HCICommand, timeout: Int64, tolerating tolerated: Set<UInt8> = [],
+        interruptible: Bool = true
+    ) throws(HCIScannerError) -> HCICommandResponse {
         let response = try send(command, timeout: timeout, interruptible: interruptible)
         guard response.status == HCIStatus.success || tolerated.contains(response.status) else {
             throw .commandFailed(adapter: adapter, opcode: command.opcode, status: response.status)
@@ -319,8 +322,10 @@ final class HCICommandChannel {
     /// Polls the transport for `events` for up to `micros` (nil: no limit) and, when
     /// `interruptible`, the wake signal too, which ends the wait with `.shuttingDown`.
     func wait(for events: Int16, micros: Int64?, interruptible: Bool) throws(HCIScannerError) -> WaitResult {
-        var fds = (pollfd(fd: transport.descriptor, events: events, revents: 0),
-                   pollfd(fd: wake?.descriptor ?? -1, events: Int16(POLLIN), revents: 0))
+        var fds = (
+            pollfd(fd: transport.descriptor, events: events, revents: 0),
+            pollfd(fd: wake?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)
+        )
         let count: nfds_t = interruptible && wake != nil ? 2 : 1
         let milliseconds = micros.map { Int32(clamping: $0 <= 0 ? 0 : ($0 + 999) / 1000) } ?? -1
         let ready = withUnsafeMutablePointer(to: &fds) {

@@ -1,10 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import BLEPayload
 import CBlueZ
+import Glibc
 
 /// Opens an adapter's raw HCI socket, filtered to the events the scanner reads.
 package enum HCIRawSocket {
@@ -43,7 +39,8 @@ package enum HCIRawSocket {
         let descriptor = hci_open_dev(id)
         guard descriptor >= 0 else {
             let code = errno
-            throw code == ENODEV ? .noAdapter(adapter: adapter, known: knownAdapters())
+            throw code == ENODEV
+                ? .noAdapter(adapter: adapter, known: knownAdapters())
                 : .fromErrno(code, adapter: adapter, operation: "open its raw HCI socket")
         }
         let transport = DescriptorHCITransport(descriptor: descriptor, deviceID: UInt16(truncatingIfNeeded: id))
@@ -64,10 +61,12 @@ package enum HCIRawSocket {
         guard beacond_hci_get_filter(descriptor, &type, &low, &high) == 0 else {
             throw .fromErrno(errno, adapter: adapter, operation: "read the HCI_FILTER socket option back")
         }
-        let required = filterMasks(events: [HCIEventCode.leMeta, HCIEventCode.commandComplete,
-                                            HCIEventCode.commandStatus])
+        let required = filterMasks(events: [
+            HCIEventCode.leMeta, HCIEventCode.commandComplete,
+            HCIEventCode.commandStatus,
+        ])
         guard type & required.type == required.type, low & required.low == required.low,
-              high & required.high == required.high
+            high & required.high == required.high
         else { throw .leMetaFiltered(adapter: adapter) }
     }
 

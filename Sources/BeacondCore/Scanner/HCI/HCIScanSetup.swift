@@ -26,7 +26,11 @@ enum HCIScanSetup {
                 return "Read Local Supported Commands failed"
             }
             let octet = commands.count > 37 ? commands[37] : 0
-            return "LE feature bit 12 (extended advertising) \(feature ? "set" : "clear"), supported commands octet 37 bits 5–6 \(octet & 0x60 == 0x60 ? "set" : "not both set")"
+            return
+                """
+                LE feature bit 12 (extended advertising) \(feature ? "set" : "clear"), supported commands octet \
+                37 bits 5–6 \(octet & 0x60 == 0x60 ? "set" : "not both set")
+                """
         }
     }
 
@@ -49,14 +53,17 @@ enum HCIScanSetup {
     /// Scan type, interval and window, own address public, accept-all filter policy.
     static func parameters(_ mode: HCIScanMode, active: Bool, interval: UInt16, window: UInt16) -> HCICommand {
         let type: UInt8 = active ? 0x01 : 0x00
-        let timing = [UInt8(truncatingIfNeeded: interval), UInt8(interval >> 8),
-                      UInt8(truncatingIfNeeded: window), UInt8(window >> 8)]
+        let timing = [
+            UInt8(truncatingIfNeeded: interval), UInt8(interval >> 8),
+            UInt8(truncatingIfNeeded: window), UInt8(window >> 8),
+        ]
         switch mode {
         case .legacy:
             return HCICommand(opcode: HCIOpcode.leSetScanParameters, parameters: [type] + timing + [0x00, 0x00])
         case .extended:
             // Own address public, accept all, the LE 1M PHY only; then that PHY's type and timing.
-            return HCICommand(opcode: HCIOpcode.leSetExtendedScanParameters, parameters: [0x00, 0x00, 0x01, type] + timing)
+            return HCICommand(
+                opcode: HCIOpcode.leSetExtendedScanParameters, parameters: [0x00, 0x00, 0x01, type] + timing)
         }
     }
 
@@ -80,8 +87,9 @@ enum HCIScanSetup {
             throw .notLowEnergy(adapter: channel.adapter, status: features.status)
         }
         let commands = try channel.send(readLocalSupportedCommands(), timeout: timeout)
-        return Capabilities(leFeatures: features.parameters,
-                            supportedCommands: commands.status == HCIStatus.success ? commands.parameters : nil)
+        return Capabilities(
+            leFeatures: features.parameters,
+            supportedCommands: commands.status == HCIStatus.success ? commands.parameters : nil)
     }
 
     /// The full sequence: capabilities, then `startScan` in the mode they allow.
@@ -103,8 +111,10 @@ enum HCIScanSetup {
         let timeout = configuration.commandTimeout
         try channel.execute(enable(mode, false), timeout: timeout, tolerating: [HCIStatus.commandDisallowed])
         do throws(HCIScannerError) {
-            try channel.execute(parameters(mode, active: configuration.active, interval: units.interval,
-                                           window: units.window), timeout: timeout)
+            try channel.execute(
+                parameters(
+                    mode, active: configuration.active, interval: units.interval,
+                    window: units.window), timeout: timeout)
             try channel.execute(enable(mode, true), timeout: timeout)
         } catch {
             if case .commandFailed(let adapter, let opcode, HCIStatus.commandDisallowed) = error {
@@ -118,7 +128,8 @@ enum HCIScanSetup {
     /// Disables the scan; Command Disallowed means it was already off. Not interruptible:
     /// shutdown waits for it.
     static func stop(on channel: HCICommandChannel, mode: HCIScanMode, timeout: Int64) throws(HCIScannerError) {
-        try channel.execute(enable(mode, false), timeout: timeout, tolerating: [HCIStatus.commandDisallowed],
-                            interruptible: false)
+        try channel.execute(
+            enable(mode, false), timeout: timeout, tolerating: [HCIStatus.commandDisallowed],
+            interruptible: false)
     }
 }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -39,8 +35,10 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     }
 
     /// - Parameter opener: opens the transport; by default the adapter's raw HCI socket.
-    package init(configuration: HCIScannerConfiguration, sink: any AdvertisementSink, recorder: BTSnoopRecorder? = nil,
-         logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter(), opener: Opener? = nil)
+    package init(
+        configuration: HCIScannerConfiguration, sink: any AdvertisementSink, recorder: BTSnoopRecorder? = nil,
+        logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter(), opener: Opener? = nil
+    )
         throws(HCIScannerError)
     {
         self.logLimiter = logLimiter
@@ -155,7 +153,8 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
                 return nil
             case .lost(let error):
                 shared.withLock { $0.mode = nil }
-                if case .adapterGone = error {} else {
+                if case .adapterGone = error {
+                } else {
                     try? HCIScanSetup.stop(on: channel, mode: mode, timeout: teardownTimeout)
                 }
                 channel.transport.close()
@@ -169,8 +168,9 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     /// Opens the transport and runs the setup; on failure closes the transport again.
     private func openAndStart() throws(HCIScannerError) -> (HCICommandChannel, HCIScanSetup.Capabilities) {
         let transport = try opener()
-        let channel = HCICommandChannel(transport: transport, adapter: adapter, sink: sink, recorder: recorder,
-                                        counters: counters, wake: wake)
+        let channel = HCICommandChannel(
+            transport: transport, adapter: adapter, sink: sink, recorder: recorder,
+            counters: counters, wake: wake)
         var mode: HCIScanMode?
         do {
             let capabilities = try HCIScanSetup.capabilities(on: channel, timeout: configuration.commandTimeout)
@@ -196,7 +196,12 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
         let kind = configuration.active ? "active" : "passive"
         sink.scannerStateChanged(.up, detail: "scanning on \(adapter) (\(mode.rawValue), \(kind))")
         if previous != mode {
-            logger.info("scanning on \(adapter): \(mode.rawValue) scan commands (\(capabilities.reason)), \(kind), duplicate filtering off")
+            logger.info(
+                """
+                scanning on \(adapter): \(mode.rawValue) scan commands (\(capabilities.reason)), \(kind), \
+                duplicate filtering off
+                """
+            )
         }
     }
 
@@ -206,9 +211,12 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
         while true {
             var timeout: Int64?
             if silence > 0 { timeout = max(0, channel.lastReportBoot + silence - MonotonicClock.bootMicros()) }
-            if recorder != nil { timeout = min(timeout ?? BTSnoopRecorder.flushInterval, BTSnoopRecorder.flushInterval) }
+            if recorder != nil {
+                timeout = min(timeout ?? BTSnoopRecorder.flushInterval, BTSnoopRecorder.flushInterval)
+            }
             do {
-                if case .ready(let revents) = try channel.wait(for: Int16(POLLIN), micros: timeout, interruptible: true) {
+                if case .ready(let revents) = try channel.wait(for: Int16(POLLIN), micros: timeout, interruptible: true)
+                {
                     switch channel.readBurst() {
                     case .lost(let reason):
                         return .lost(.adapterGone(adapter: adapter, reason: reason))
@@ -221,8 +229,13 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
                 recorder?.flushIfDue()
                 if silence > 0, MonotonicClock.bootMicros() - channel.lastReportBoot >= silence {
                     let restarts = counters.restarts.add(1, ordering: .relaxed).newValue
-                    logger.limited(limiter: logLimiter, .warning, "scanner.restart",
-                        "no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; restarting the scan (restart \(restarts))")
+                    logger.limited(
+                        limiter: logLimiter, .warning, "scanner.restart",
+                        """
+                        no advertising report on \(adapter) for \(DecimalText.format(micros: silence)) s; \
+                        restarting the scan (restart \(restarts))
+                        """
+                    )
                     mode = try HCIScanSetup.start(on: channel, configuration: configuration).mode
                 }
             } catch .shuttingDown {
@@ -244,12 +257,14 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
         let detail = "\(message); retrying in \(DecimalText.format(micros: delay)) s"
         sink.scannerStateChanged(.down, detail: detail)
         if message != lastWarning {
-            logger.limited(limiter: logLimiter, .warning, "scanner.down",
-                           "scanner down: \(TerminalText.logged(detail))")
+            logger.limited(
+                limiter: logLimiter, .warning, "scanner.down",
+                "scanner down: \(TerminalText.logged(detail))")
             lastWarning = message
         } else {
-            logger.limited(limiter: logLimiter, .debug, "scanner.down",
-                           "scanner still down: \(TerminalText.logged(detail))")
+            logger.limited(
+                limiter: logLimiter, .debug, "scanner.down",
+                "scanner still down: \(TerminalText.logged(detail))")
         }
         return sleep(micros: delay)
     }

@@ -21,10 +21,12 @@ package struct HCIScannerConfiguration: Hashable, Sendable {
     /// false (`beacond scan`): it is an error.
     var retriesMissingAdapter = true
 
-    package init(adapter: String = DaemonConfiguration.Scanner.defaultAdapter, active: Bool = false,
-         intervalMs: Int = 100, windowMs: Int = 100,
-         silenceRestart: Int64 = DaemonConfiguration.Scanner.defaultSilenceRestart,
-         retriesMissingAdapter: Bool = true) {
+    package init(
+        adapter: String = DaemonConfiguration.Scanner.defaultAdapter, active: Bool = false,
+        intervalMs: Int = 100, windowMs: Int = 100,
+        silenceRestart: Int64 = DaemonConfiguration.Scanner.defaultSilenceRestart,
+        retriesMissingAdapter: Bool = true
+    ) {
         self.adapter = adapter
         self.active = active
         interval = Int64(intervalMs) * 1000
@@ -35,22 +37,30 @@ package struct HCIScannerConfiguration: Hashable, Sendable {
 
     /// The settings of a configuration's scanner section.
     init(_ scanner: DaemonConfiguration.Scanner, retriesMissingAdapter: Bool) {
-        self.init(adapter: scanner.adapter, active: scanner.active, intervalMs: scanner.scanIntervalMs,
-                  windowMs: scanner.scanWindowMs, silenceRestart: scanner.silenceRestart,
-                  retriesMissingAdapter: retriesMissingAdapter)
+        self.init(
+            adapter: scanner.adapter, active: scanner.active, intervalMs: scanner.scanIntervalMs,
+            windowMs: scanner.scanWindowMs, silenceRestart: scanner.silenceRestart,
+            retriesMissingAdapter: retriesMissingAdapter)
     }
 
     /// Interval and window in the controller's 0.625 ms units, checked.
     func scanUnits() throws(HCIScannerError) -> (interval: UInt16, window: UInt16) {
         let range = Self.minimumInterval...Self.maximumInterval
         guard range.contains(interval) else {
-            throw .invalidConfiguration("scan interval \(DecimalText.format(micros: interval * 1000)) ms is outside 2.5–10240 ms")
+            throw .invalidConfiguration(
+                "scan interval \(DecimalText.format(micros: interval * 1000)) ms is outside 2.5–10240 ms")
         }
         guard range.contains(window) else {
-            throw .invalidConfiguration("scan window \(DecimalText.format(micros: window * 1000)) ms is outside 2.5–10240 ms")
+            throw .invalidConfiguration(
+                "scan window \(DecimalText.format(micros: window * 1000)) ms is outside 2.5–10240 ms")
         }
         guard window <= interval else {
-            throw .invalidConfiguration("scan window \(DecimalText.format(micros: window * 1000)) ms is longer than the interval \(DecimalText.format(micros: interval * 1000)) ms")
+            throw .invalidConfiguration(
+                """
+                scan window \(DecimalText.format(micros: window * 1000)) ms is longer than the interval \
+                \(DecimalText.format(micros: interval * 1000)) ms
+                """
+            )
         }
         // Rounded to the nearest unit; both stay within 0x0004...0x4000.
         return (UInt16((interval + 312) / 625), UInt16((window + 312) / 625))

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Why the HCI backend could not scan, worded for the operator who has to fix it.
 package enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -50,18 +46,29 @@ package enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     static let capabilityHint =
-        "beacond needs CAP_NET_RAW and CAP_NET_ADMIN (run it as root, or grant them: AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN in the unit, or setcap cap_net_raw,cap_net_admin+ep on the binary)"
+        """
+        beacond needs CAP_NET_RAW and CAP_NET_ADMIN (run it as root, or grant them: \
+        AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN in the unit, or setcap cap_net_raw,cap_net_admin+ep on the \
+        binary)
+        """
 
     package var description: String {
         switch self {
         case .bluetoothUnavailable:
-            "this kernel has no Bluetooth support (socket(AF_BLUETOOTH) is not supported): load the bluetooth module, or use --backend replay"
+            """
+            this kernel has no Bluetooth support (socket(AF_BLUETOOTH) is not supported): load the bluetooth \
+            module, or use --backend replay
+            """
         case .permissionDenied(let adapter, let operation):
             "permission denied to \(operation) on \(adapter): \(Self.capabilityHint)"
         case .leMetaFiltered(let adapter):
-            "the kernel removed LE Meta events from the \(adapter) socket's filter, so no advertisement would ever arrive: it does that without CAP_NET_RAW; \(Self.capabilityHint)"
+            """
+            the kernel removed LE Meta events from the \(adapter) socket's filter, so no advertisement would ever \
+            arrive: it does that without CAP_NET_RAW; \(Self.capabilityHint)
+            """
         case .noAdapter(let adapter, let known):
-            "no Bluetooth adapter named \(adapter)" + (known.isEmpty ? " (the kernel has none)" : " (the kernel has \(known.joined(separator: ", ")))")
+            "no Bluetooth adapter named \(adapter)"
+                + (known.isEmpty ? " (the kernel has none)" : " (the kernel has \(known.joined(separator: ", ")))")
         case .adapterDown(let adapter):
             "adapter \(adapter) is down (bring it up: hciconfig \(adapter) up, and check rfkill list)"
         case .adapterGone(let adapter, let reason):
@@ -71,7 +78,11 @@ package enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible
         case .commandFailed(let adapter, let opcode, let status):
             "\(adapter) rejected \(HCIOpcode.describe(opcode)): \(HCIStatus.describe(status))"
         case .scanBusy(let adapter, let opcode):
-            "\(adapter) refused to start scanning (\(HCIOpcode.describe(opcode)): Command Disallowed): another scanner, usually bluetoothd discovery, is using it; use --backend bluez, or stop discovery (bluetoothctl scan off)"
+            """
+            \(adapter) refused to start scanning (\(HCIOpcode.describe(opcode)): Command Disallowed): another \
+            scanner, usually bluetoothd discovery, is using it; use --backend bluez, or stop discovery \
+            (bluetoothctl scan off)
+            """
         case .notLowEnergy(let adapter, let status):
             "\(adapter) does not support Bluetooth LE (LE Read Local Supported Features: \(HCIStatus.describe(status)))"
         case .invalidConfiguration(let reason):
@@ -92,16 +103,17 @@ package enum HCIStatus {
 
     static func describe(_ status: UInt8) -> String {
         let hex = "status 0x" + String(status, radix: 16, uppercase: true).leftPadded(to: 2)
-        let name: String? = switch status {
-        case 0x01: "Unknown HCI Command"
-        case 0x03: "Hardware Failure"
-        case 0x0C: "Command Disallowed"
-        case 0x0D: "Memory Capacity Exceeded"
-        case 0x11: "Unsupported Feature or Parameter Value"
-        case 0x12: "Invalid HCI Command Parameters"
-        case 0x1F: "Unspecified Error"
-        default: nil
-        }
+        let name: String? =
+            switch status {
+            case 0x01: "Unknown HCI Command"
+            case 0x03: "Hardware Failure"
+            case 0x0C: "Command Disallowed"
+            case 0x0D: "Memory Capacity Exceeded"
+            case 0x11: "Unsupported Feature or Parameter Value"
+            case 0x12: "Invalid HCI Command Parameters"
+            case 0x1F: "Unspecified Error"
+            default: nil
+            }
         return name.map { "\(hex) (\($0))" } ?? hex
     }
 }

@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CBlueZ
+import Glibc
 
 /// What one read of an HCI transport returned.
 package enum HCIReadResult: Hashable, Sendable {
@@ -92,7 +88,9 @@ final class HCIWakeSignal: Sendable {
 
     init() throws(HCIScannerError) {
         let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard descriptor >= 0 else { throw .system(adapter: "", operation: "create the scanner's wake eventfd", errno: errno) }
+        guard descriptor >= 0 else {
+            throw .system(adapter: "", operation: "create the scanner's wake eventfd", errno: errno)
+        }
         self.descriptor = descriptor
     }
 

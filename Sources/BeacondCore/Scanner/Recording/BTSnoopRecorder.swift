@@ -1,12 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-import SystemPackage
 import BLEPayload
+import Glibc
 import Logging
 import Synchronization
+import SystemPackage
 
 /// Why a recording could not start.
 struct BTSnoopRecorderError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -86,8 +82,10 @@ package final class BTSnoopRecorder: @unchecked Sendable {
         // allocates nothing per packet.
         let length = UInt32(truncatingIfNeeded: packet.count)
         let stamp = UInt64(bitPattern: wallMicros &+ CaptureReader.btsnoopEpochOffset)
-        var fields = (length.bigEndian, length.bigEndian, flags.bigEndian, UInt32(0),
-                      UInt32(truncatingIfNeeded: stamp >> 32).bigEndian, UInt32(truncatingIfNeeded: stamp).bigEndian)
+        var fields = (
+            length.bigEndian, length.bigEndian, flags.bigEndian, UInt32(0),
+            UInt32(truncatingIfNeeded: stamp >> 32).bigEndian, UInt32(truncatingIfNeeded: stamp).bigEndian
+        )
         withUnsafeBytes(of: &fields) { pending.append(contentsOf: $0) }
         pending.append(contentsOf: packet)
         recordCount.add(1, ordering: .relaxed)
