@@ -136,9 +136,10 @@ package final class Daemon {
     /// Runs until SIGTERM or SIGINT, then shuts down: the sources stop, the hub publishes the last
     /// state, clients are told `bye`, the socket file is removed (unless systemd owns it).
     ///
-    /// Everything runs as one service group with SIGTERM and SIGINT as its graceful shutdown
-    /// signals. The group starts its services in order and stops them in reverse, so the order
-    /// of `services` is the shutdown order read backwards: server, hub, then the sources.
+    /// The hub starts and the server listens first (a socket in use stops the daemon before any
+    /// source starts); then everything runs as one service group with SIGTERM and SIGINT as its
+    /// graceful shutdown signals. The group stops its services in reverse order, so the order of
+    /// `services` is the shutdown order read backwards: server, hub, then the sources.
     package func run() async throws {
         // Trap SIGHUP before anything listens, so an early one reloads instead of being lost.
         let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
@@ -161,16 +162,24 @@ package final class Daemon {
             if let poller { status.remotePoller = poller.pollerStatus }
         }
         let logger = logger
+        try await hub.eventLoop.submit { hub.start() }.get()
+        do {
+            try await server.start().get()
+        } catch {
+            try? await hub.eventLoop.submit { hub.stop() }.get()
+            try? await group.shutdownGracefully()
+            try? await httpGroup?.shutdownGracefully()
+            throw DaemonStartError(description: "\(error)")
+        }
         let socketPath = configuration.socket.path
-        let banner =
-            "beacond \(BeacondVersion.current) listening on \(socketPath), backend "
-            + configuration.scanner.backend.rawValue + (configuration.remote.url.map { ", remote \($0)" } ?? "")
-        let server = TrackStateServerService(
-            server: server,
-            listening: {
-                logger.info("\(banner)")
-                _ = notifier.ready(status: "listening on \(socketPath)")
-            }, logger: logger)
+        logger.info(
+            """
+            beacond \(BeacondVersion.current) listening on \(socketPath), backend \
+            \(configuration.scanner.backend.rawValue)\(configuration.remote.url.map { ", remote \($0)" } ?? "")
+            """
+        )
+        _ = notifier.ready(status: "listening on \(socketPath)")
+        let server = TrackStateServerService(server: server, logger: logger)
         var services: [any Service] = [
             server, TrackStateHubService(hub: hub),
             ReloadService(daemon: self, signals: reloadSignals),
@@ -188,8 +197,6 @@ package final class Daemon {
         var failure: Error?
         do {
             try await serviceGroup.run()
-        } catch let error as DaemonStartError {
-            failure = error
         } catch {
             failure = error
             logger.error("stopping after an error: \(error)")
