@@ -243,8 +243,10 @@ import Testing
         #expect(throws: FlagValueError.self) { try SecondsArgument.parser(.maxTTL)("9223372036854.775808") }
         #expect(throws: FlagValueError.self) { try SecondsArgument.parser(.deescalationHold)("10.000001") }
         #expect(try SecondsArgument.parser(.deescalationHold)("2.5").micros == 2_500_000)
-        #expect(throws: FlagValueError.self) { try ZoneListArgument.parse("1,65536") }
-        #expect(try ZoneListArgument.parse("1, 0x2").zones == [1, 2])
+        #expect(throws: ConfigurationError.self) {
+            try DaemonOverrides(zones: "1,65536").applied(to: DaemonConfiguration())
+        }
+        #expect(try DaemonOverrides(zones: "1, 0x2").applied(to: DaemonConfiguration()).fusion.zones == [1, 2])
         #expect(SecondsArgument(argument: "9223372036854.775808") == nil)
         #expect(SecondsArgument(argument: "9223372036854.775807")?.micros == Int64.max)
         do {

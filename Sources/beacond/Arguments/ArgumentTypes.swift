@@ -54,30 +54,3 @@ struct FlagValueError: Error, CustomStringConvertible {
         }
     }
 }
-
-/// A comma-separated list of zone numbers: `1,2,7`.
-struct ZoneListArgument: ExpressibleByArgument, Sendable {
-    var zones: Set<UInt16>
-
-    init(zones: Set<UInt16>) { self.zones = zones }
-
-    /// The rules of `fusion.zones`: nil for anything they refuse.
-    init?(argument: String) {
-        guard let zones = try? ConfigValueParser.zones(.flag(argument)) else { return nil }
-        self.zones = zones
-    }
-
-    /// A flag's transform, with the reason on failure.
-    static func parse(_ text: String) throws -> ZoneListArgument {
-        ZoneListArgument(
-            zones: try FlagValueError.checking(text) { value throws(ConfigValueProblem) in
-                try ConfigValueParser.zones(value)
-            })
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in character: Character) -> String {
-        String(drop { $0 == character }.reversed().drop { $0 == character }.reversed())
-    }
-}
