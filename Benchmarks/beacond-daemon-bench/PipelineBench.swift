@@ -25,8 +25,11 @@ final class BenchPipeline: @unchecked Sendable {
         path = "/tmp/beacond-dbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         var logger = Logger(label: "beacond.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
+        // No de-escalation hold: the changing beacon alternates evacuation and red flag every
+        // 10 ms, and this measures the publication path, not the hold (which would keep the
+        // evacuation for at least 0.1 s and turn most changes into repeats).
         let hub = TrackStateHub(
-            eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
+            eventLoop: group.next(), configuration: FusionConfiguration(deescalationHold: 0), clock: BootClock(),
             backend: "bench", logger: logger)
         self.hub = hub
         server = TrackStateServer(hub: hub, path: path, logger: logger)

@@ -20,12 +20,12 @@ final class ExtendedAdvertisingReassembler {
         var lastUsed: UInt64 = 0
     }
 
-    private(set) var fragmentsHeld = 0
-    private(set) var reportsReassembled = 0
-    private(set) var chainsDropped = 0
-    private var slots: [Slot]
+    @exclusivity(unchecked) private(set) var fragmentsHeld = 0
+    @exclusivity(unchecked) private(set) var reportsReassembled = 0
+    @exclusivity(unchecked) private(set) var chainsDropped = 0
+    @exclusivity(unchecked) private var slots: [Slot]
     private let storage: UnsafeMutableRawBufferPointer
-    private var clock: UInt64 = 0
+    @exclusivity(unchecked) private var clock: UInt64 = 0
 
     init(slots count: Int) {
         let count = max(1, count)
