@@ -32,7 +32,7 @@ final class BenchPipeline: @unchecked Sendable {
             eventLoop: group.next(), configuration: FusionConfiguration(deescalationHold: 0), clock: BootClock(),
             backend: "bench", logger: logger)
         self.hub = hub
-        server = TrackStateServer(hub: hub, path: path, logger: logger)
+        server = TrackStateServer(publisher: TrackStatePublisher(hub: hub), path: path, logger: logger)
         try hub.eventLoop.submit { hub.start() }.wait()
         try server.start().wait()
     }

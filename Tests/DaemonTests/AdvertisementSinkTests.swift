@@ -37,12 +37,14 @@ import Testing
     final class Fixture: @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hub: TrackStateHub
+        let publisher: TrackStatePublisher
         let sink: HubAdvertisementSink
 
         init() throws {
             hub = TrackStateHub(
                 eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
                 backend: "hci", logger: Logger(label: "test"))
+            publisher = TrackStatePublisher(hub: hub)
             sink = HubAdvertisementSink(hub: hub, decoder: GeoRacingDecoder())
             try hub.eventLoop.submit { [hub] in hub.start(checkClockEvery: nil) }.wait()
         }
@@ -133,12 +135,13 @@ import Testing
         let fixture = try Fixture()
         let sink = fixture.sink
         // As the daemon wires it.
-        try fixture.onLoop { hub in hub.statusProviders.append { $0.scan = sink.scanStatus } }
+        let publisher = fixture.publisher
+        try fixture.onLoop { _ in publisher.addStatusProvider { $0.scan = sink.scanStatus } }
         fixture.sink.scannerStateChanged(.up, detail: nil)
         let seqUp = try fixture.onLoop { hub in (hub.scanner.state, hub.seq) }
         #expect(seqUp.0 == .up)
         fixture.sink.scannerStateChanged(.down, detail: "adapter hci0 is gone; retrying in 2 s")
-        let (state, seq, status) = try fixture.onLoop { hub in (hub.scanner.state, hub.seq, hub.statusLine()) }
+        let (state, seq, status) = try fixture.onLoop { hub in (hub.scanner.state, hub.seq, publisher.statusLine()) }
         #expect(state == .down)
         #expect(seq == seqUp.1 + 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status)) as? [String: Any])

@@ -4,6 +4,7 @@ import CircuitState
 import Foundation
 import Logging
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 import Testing
 
@@ -14,7 +15,9 @@ import Testing
     static let second: Int64 = 1_000_000
     let address = BluetoothAddress(rawValue: 0xC0FF_EE00_0003)
 
-    func withHub(_ body: @escaping (TrackStateHub, ManualClock, CapturingLogHandler.Store) throws -> Void) throws {
+    func withHub(
+        _ body: @escaping (TrackStateHub, TrackStatePublisher, ManualClock, CapturingLogHandler.Store) throws -> Void
+    ) throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
@@ -23,9 +26,10 @@ import Testing
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: logger)
+        let publisher = TrackStatePublisher(hub: hub)
         try loop.submit {
             hub.start(checkClockEvery: nil)
-            try body(hub, clock, store)
+            try body(hub, publisher, clock, store)
             hub.stop()
         }.wait()
     }
@@ -35,7 +39,7 @@ import Testing
     }
 
     @Test func theFirstContestOfAKeyIsLoggedOncePerMinute() throws {
-        try withHub { hub, clock, store in
+        try withHub { hub, _, clock, store in
             let real = GeoRacingSignal.circuit(zone: 3, mode: .evacuation, sequence: 500, ttl: 10)
             let spoof = GeoRacingSignal.circuit(zone: 3, mode: .normal, sequence: 501, ttl: 255)
             hub.ingest(real, address: address, rssi: -60, txPower: nil)
@@ -70,9 +74,9 @@ import Testing
     }
 
     @Test func statusAndBeaconMessagesMarkAContestedKey() throws {
-        try withHub { hub, clock, _ in
+        try withHub { hub, publisher, clock, _ in
             let subscriber = RecordingSubscriber(wantsBeacons: true)
-            hub.subscribe(subscriber)
+            publisher.subscribe(subscriber)
             hub.ingest(
                 .circuit(zone: 3, mode: .normal, sequence: 501, ttl: 60), address: address, rssi: -60,
                 txPower: nil)
@@ -83,7 +87,7 @@ import Testing
             hub.ingest(
                 .circuit(zone: 3, mode: .redFlag, sequence: 500, ttl: 10), address: address, rssi: -70,
                 txPower: nil)
-            let line = hub.statusLine()
+            let line = publisher.statusLine()
             let status = RecordingSubscriber.object(ByteBuffer(bytes: line))
             let overrides = status["overrides"] as? [[String: Any]]
             #expect(overrides?.count == 1)
@@ -118,28 +122,34 @@ import Testing
 
 /// One status line answers every client for up to 100 ms while no state is published.
 @Suite struct SharedStatusLineTests {
-    @Test func aStatusLineIsSharedUntilAStateIsPublished() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
+    @Test func aStatusLineIsSharedUntilAStateIsPublishedOrItIsOld() throws {
+        // On an embedded loop: the reuse window runs on the loop's clock, which the test moves.
+        let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000_000_000)
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        try loop.submit {
-            hub.start(checkClockEvery: nil)
-            defer { hub.stop() }
-            let first = hub.sharedStatusLine()
-            let second = hub.sharedStatusLine()
-            #expect(first == second)
-            #expect(hub.counters.statusReused == 1)
-            hub.ingest(
-                .circuit(zone: 4, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 9),
-                rssi: -60, txPower: nil)
-            let afterPublication = RecordingSubscriber.object(hub.sharedStatusLine())
-            #expect((afterPublication["state"] as? [String: Any])?["mode"] as? String == "red_flag")
-            #expect((afterPublication["overrides"] as? [Any])?.count == 1)
-            #expect(hub.counters.statusReused == 1)
-        }.wait()
+        let publisher = TrackStatePublisher(hub: hub)
+        hub.start(checkClockEvery: nil)
+        defer { hub.stop() }
+        let first = publisher.sharedStatusLine()
+        loop.advanceTime(by: .microseconds(TrackStatePublisher.statusReuseInterval - 1))
+        let second = publisher.sharedStatusLine()
+        #expect(first == second)
+        #expect(publisher.counters.statusReused == 1)
+        hub.ingest(
+            .circuit(zone: 4, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 9),
+            rssi: -60, txPower: nil)
+        let afterPublication = RecordingSubscriber.object(publisher.sharedStatusLine())
+        #expect((afterPublication["state"] as? [String: Any])?["mode"] as? String == "red_flag")
+        #expect((afterPublication["overrides"] as? [Any])?.count == 1)
+        #expect(publisher.counters.statusReused == 1)
+        // No publication since, but the line is as old as the window: built again, not reused.
+        loop.advanceTime(by: .microseconds(TrackStatePublisher.statusReuseInterval))
+        let rebuilt = RecordingSubscriber.object(publisher.sharedStatusLine())
+        #expect(publisher.counters.statusReused == 1)
+        #expect((rebuilt["counters"] as? [String: Any])?["status_reused"] as? Int == 1)
+        _ = publisher.sharedStatusLine()
+        #expect(publisher.counters.statusReused == 2)
     }
 }

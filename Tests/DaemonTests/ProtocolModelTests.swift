@@ -197,13 +197,13 @@ extension StatusMessage {
         defer { harness.close() }
         try harness.ingest(zone: 3, mode: .redFlag, sequence: 42, address: 0xC0FFEE000003, rssi: -61)
         try harness.ingest(zone: 8, mode: .normal, address: 0xC0FFEE000008, rssi: -127)
-        let line = try harness.onLoop { harness.hub.statusLine() }
+        let line = try harness.onLoop { harness.publisher.statusLine() }
         let status = try JSONDecoder().decode(StatusMessage.self, from: Data(line))
         #expect(status.state.mode == "red_flag")
         #expect(status.beacons.count == 2)
         #expect(status.server?.maxClients ?? 0 > 0)
         #expect(status.line == line)
-        let state = try harness.onLoop { harness.hub.stateLine }
+        let state = try harness.onLoop { harness.publisher.stateLine }
         let stateBytes = Array(state.readableBytesView)
         guard case .state(let decoded) = try ServerMessage(line: Array(stateBytes.dropLast())) else {
             Issue.record("not a state line")

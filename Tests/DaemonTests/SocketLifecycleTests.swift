@@ -111,7 +111,7 @@ import Glibc
         #expect(before.map(\.type) == ["hello", "state"])
         #expect(mute.isClosedByServer())
         #expect(fileMode(harness.path) == nil)
-        #expect(try harness.onLoop { harness.hub.subscriberCount } == 0)
+        #expect(try harness.onLoop { harness.publisher.subscriberCount } == 0)
         // Nobody listens any more; a second shutdown is harmless.
         #expect(throws: TrackStateClient.ClientError.self) { try harness.connect() }
         try harness.server.shutdown().wait()

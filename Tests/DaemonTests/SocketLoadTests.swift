@@ -172,7 +172,7 @@ import Testing
                     txPower: nil)
             }
         }
-        #expect(try harness.onLoop { harness.hub.counters.beaconUpdates } == updates)
+        #expect(try harness.onLoop { harness.publisher.counters.beaconUpdates } == updates)
 
         try client.send(command: #"{"cmd":"ping"}"#)
         var delivered = 0

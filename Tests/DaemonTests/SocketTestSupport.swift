@@ -30,6 +30,7 @@ final class SocketHarness: @unchecked Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let clock = SocketTestClock(1_000 * SocketHarness.second)
     let hub: TrackStateHub
+    let publisher: TrackStatePublisher
     let server: TrackStateServer
     let path: String
     private var scannerUp = false
@@ -54,8 +55,9 @@ final class SocketHarness: @unchecked Sendable {
             eventLoop: group.next(), configuration: FusionConfiguration(), clock: clock,
             backend: "test", logger: Self.quietLogger)
         self.hub = hub
+        publisher = TrackStatePublisher(hub: hub)
         server = TrackStateServer(
-            hub: hub, path: path, maxClients: maxClients, inheritedDescriptor: inheritedDescriptor,
+            publisher: publisher, path: path, maxClients: maxClients, inheritedDescriptor: inheritedDescriptor,
             limits: limits, logger: Self.quietLogger)
         try onLoop { self.hub.start(checkClockEvery: nil) }
         if start { try server.start().wait() }

@@ -20,7 +20,7 @@ final class ManualClock: EngineClock {
     func realDelay(until time: Int64) -> TimeAmount? { .hours(1) }
 }
 
-/// Collects what the hub delivers.
+/// Collects what the publisher delivers.
 final class RecordingSubscriber: TrackStateSubscriber {
     var wantsBeacons: Bool
     var states: [[String: Any]] = []
@@ -40,8 +40,8 @@ final class RecordingSubscriber: TrackStateSubscriber {
 @Suite struct TrackStateHubTests {
     static let second: Int64 = 1_000_000
 
-    /// Runs `body` on an event loop with a hub on a manual clock.
-    func withHub(_ body: @escaping (TrackStateHub, ManualClock) throws -> Void) throws {
+    /// Runs `body` on an event loop with a hub on a manual clock, and its publisher.
+    func withHub(_ body: @escaping (TrackStateHub, TrackStatePublisher, ManualClock) throws -> Void) throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
@@ -49,17 +49,18 @@ final class RecordingSubscriber: TrackStateSubscriber {
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
+        let publisher = TrackStatePublisher(hub: hub)
         try loop.submit {
             hub.start(checkClockEvery: nil)
-            try body(hub, clock)
+            try body(hub, publisher, clock)
             hub.stop()
         }.wait()
     }
 
     @Test func publishesOnlyWhenAPublishedFieldChanges() throws {
-        try withHub { hub, clock in
+        try withHub { hub, publisher, clock in
             let subscriber = RecordingSubscriber()
-            hub.subscribe(subscriber)
+            publisher.subscribe(subscriber)
             #expect(hub.seq == 1)
             let red = GeoRacingSignal.circuit(zone: 3, mode: .redFlag, sequence: 1)
             hub.ingest(red, address: BluetoothAddress(rawValue: 1), rssi: -60, txPower: nil)
@@ -81,14 +82,14 @@ final class RecordingSubscriber: TrackStateSubscriber {
     }
 
     @Test func statusListsOverridesAndHeardBeacons() throws {
-        try withHub { hub, _ in
+        try withHub { hub, publisher, _ in
             hub.ingest(
                 .circuit(zone: 1, mode: .safetyCar, sequence: 1), address: BluetoothAddress(rawValue: 1),
                 rssi: -60, txPower: nil)
             hub.ingest(
                 .circuit(zone: 2, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 2),
                 rssi: -99, txPower: nil)
-            let status = try JSONSerialization.jsonObject(with: Data(hub.statusLine())) as? [String: Any]
+            let status = try JSONSerialization.jsonObject(with: Data(publisher.statusLine())) as? [String: Any]
             #expect(status?["type"] as? String == "status")
             #expect((status?["overrides"] as? [Any])?.count == 1)
             let beacons = status?["beacons"] as? [[String: Any]]
@@ -99,16 +100,18 @@ final class RecordingSubscriber: TrackStateSubscriber {
     }
 
     @Test func beaconUpdatesAreCoalescedPerBeacon() throws {
-        // On an embedded loop: the throttle's timer fires when the test advances the loop's time.
+        // On an embedded loop: the throttle runs on the loop's clock, and its timer fires when the
+        // test advances that clock; the engine's own clock moves too, and the throttle ignores it.
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000 * Self.second)
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
+        let publisher = TrackStatePublisher(hub: hub)
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
         let subscriber = RecordingSubscriber(wantsBeacons: true)
-        hub.subscribe(subscriber)
+        publisher.subscribe(subscriber)
         for index in 0..<20 {
             clock.time += 1000
             hub.ingest(
@@ -117,14 +120,45 @@ final class RecordingSubscriber: TrackStateSubscriber {
         }
         // Twenty frames in a few milliseconds: one update now, one pending at the end of the window.
         #expect(subscriber.beacons.count == 1)
-        #expect(hub.counters.beaconUpdates == 1)
+        #expect(publisher.counters.beaconUpdates == 1)
         #expect((subscriber.beacons.first?["beacon"] as? [String: Any])?["rssi"] as? Int == -50)
         // The window ends: the pending update goes, once, with the last frame's reading.
-        loop.advanceTime(by: .microseconds(BeaconThrottle.interval))
+        loop.advanceTime(by: .microseconds(BeaconThrottle.interval - 1))
+        #expect(subscriber.beacons.count == 1)
+        loop.advanceTime(by: .microseconds(1))
         #expect(subscriber.beacons.count == 2)
-        #expect(hub.counters.beaconUpdates == 2)
+        #expect(publisher.counters.beaconUpdates == 2)
         #expect((subscriber.beacons.last?["beacon"] as? [String: Any])?["rssi"] as? Int == -69)
         loop.advanceTime(by: .microseconds(BeaconThrottle.interval * 4))
         #expect(subscriber.beacons.count == 2)
+    }
+
+    @Test func theHubEmitsTypedPublicationsInOrderWithoutAPublisher() throws {
+        let loop = EmbeddedEventLoop()
+        let clock = ManualClock(1_000 * Self.second)
+        let hub = TrackStateHub(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: Logger(label: "test"))
+        var publications: [Publication] = []
+        var order: [String] = []
+        hub.addPublicationObserver { publications.append($0) }
+        hub.addPublicationObserver { order.append("second \($0.seq)") }
+        hub.start(checkClockEvery: nil)
+        defer { hub.stop() }
+        let evacuation = GeoRacingSignal.circuit(zone: 7, mode: .evacuation, sequence: 3)
+        hub.ingest(evacuation, address: BluetoothAddress(rawValue: 5), rssi: -60, txPower: nil)
+        clock.time += Self.second
+        // The same decision again: deduplicated, no publication and no new seq.
+        hub.ingest(evacuation, address: BluetoothAddress(rawValue: 5), rssi: -62, txPower: nil)
+        #expect(publications.map(\.seq) == [1, 2])
+        #expect(order == ["second 1", "second 2"])
+        let last = try #require(publications.last)
+        #expect(last.message.seq == 2)
+        #expect(last.message.mode == "evacuation")
+        #expect(last.message.source == "beacon")
+        #expect(last.message.zone == 7)
+        #expect(last.state.decision.modeName == "evacuation")
+        #expect(last.beaconsHeard == 1)
+        #expect(hub.counters.published == 2)
     }
 }

@@ -24,7 +24,7 @@ import Testing
         var bytes = BTSnoopWriter.fileHeader()
         for (stamp, packet) in records { BTSnoopWriter.appendRecord(to: &bytes, timestamp: stamp, packet: packet) }
         let path = BeacondProcess.temporaryFile(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 
@@ -46,7 +46,7 @@ import Testing
             ticks: UInt64(Int64.max),
             packet: h4(zone: 1, mode: .evacuation, sequence: 1, ttl: 255))
         let path = BeacondProcess.temporaryFile("extreme-max.pcapng")
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }()
 
@@ -172,7 +172,7 @@ import Testing
         let beyond = Self.h4(zone: 1, mode: .normal, sequence: 2, ttl: 10)
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: .max, packet: beyond)
         let path = BeacondProcess.temporaryFile("out-of-range.btsnoop")
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         for arguments in [["--json"], [], ["--timeline"], ["--timeline", "--json"]] {
             let result = try BeacondProcess.run(["replay"] + arguments + [path])
             #expect(result.status == 1, "\(arguments)")
@@ -251,7 +251,7 @@ import Testing
             #expect(result.stdout.isEmpty)
         }
         let huge = BeacondProcess.temporaryFile("extreme-remote-huge.jsonl")
-        FileManager.default.createFile(atPath: huge, contents: nil)
+        _ = FileManager.default.createFile(atPath: huge, contents: nil)
         #expect(truncate(huge, (64 << 20) + 1) == 0)
         let tooBig = try BeacondProcess.run(["replay", "--timeline", "--remote-timeline", huge, Self.minimum])
         #expect(tooBig.status == 1)

@@ -24,6 +24,7 @@ package final class Daemon {
     /// Created only when there is a remote to poll.
     private let httpGroup: MultiThreadedEventLoopGroup?
     private let hub: TrackStateHub
+    private let publisher: TrackStatePublisher
     private let server: TrackStateServer
     private let notifier = SystemdNotifier()
     private let backend: (any Service)?
@@ -80,8 +81,9 @@ package final class Daemon {
             eventLoop: loop, configuration: configuration.fusionConfiguration(), clock: clock,
             backend: scanner.backend.rawValue, logger: logger)
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
+        publisher = TrackStatePublisher(hub: hub)
         server = TrackStateServer(
-            hub: hub, path: configuration.socket.path,
+            publisher: publisher, path: configuration.socket.path,
             maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
             logger: logger, logLimiter: .shared)
 
@@ -146,23 +148,27 @@ package final class Daemon {
         let hub = hub
         let notifier = notifier
         let poller = poller
-        hub.onPublish = { state, beacons in
+        let publisher = publisher
+        hub.addPublicationObserver { publication in
+            let state = publication.state
             _ = notifier.status(
                 """
                 \(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \
-                \(beacons) beacons
+                \(publication.beaconsHeard) beacons
                 """
             )
         }
         let scanSink = scanSink
         let scanner = backend as? ScannerStatusReporting
-        hub.statusProviders.append { status in
-            if let scanSink { status.scan = scanSink.scanStatus }
-            scanner?.report(into: &status)
-            if let poller { status.remotePoller = poller.pollerStatus }
-        }
         let logger = logger
-        try await hub.eventLoop.submit { hub.start() }.get()
+        try await hub.eventLoop.submit {
+            publisher.addStatusProvider { status in
+                if let scanSink { status.scan = scanSink.scanStatus }
+                scanner?.report(into: &status)
+                if let poller { status.remotePoller = poller.pollerStatus }
+            }
+            hub.start()
+        }.get()
         do {
             try await server.start().get()
         } catch {

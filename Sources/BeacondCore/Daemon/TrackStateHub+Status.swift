@@ -3,43 +3,23 @@ import CircuitState
 import Logging
 import NIOCore
 
-/// The status reply: built from the hub's own counters and the edges' typed parts, cached
-/// briefly so a burst of requests shares one rendering.
+/// The hub's part of a status reply, as a value: the publisher adds its own counters and the
+/// edges' parts, renders it, and shares one rendering among a burst of requests.
 extension TrackStateHub {
     /// Entries listed per array of a status reply (`overrides`, `beacons`); the rest are counted.
     static let statusListLimit = 256
 
-    /// How long one status line answers every client that asks, while no state is published:
-    /// building one for a full table costs milliseconds, and a thousand clients each asking ten
-    /// times a second must not turn that into seconds of the loop's time.
-    static let statusReuseInterval: Int64 = 100_000
-
-    /// The status line for a client's request: the one built for an earlier request, if it is
-    /// under `statusReuseInterval` old and no state was published since; else a new one.
-    func sharedStatusLine() -> ByteBuffer {
-        let now = MonotonicClock.micros()
-        if let cached = statusCache, cached.seq == seq, now >= cached.builtAt,
-            now - cached.builtAt < Self.statusReuseInterval
-        {
-            counters.statusReused += 1
-            return cached.line
-        }
-        let line = ByteBuffer(bytes: statusLine())
-        statusCache = (now, seq, line)
-        return line
-    }
-
-    /// A `{"type":"status"}` line: the state, active overrides (best first) and recently heard
+    /// A `{"type":"status"}` message: the state, active overrides (best first) and recently heard
     /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
-    /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime,
-    /// then whatever `statusProviders` add.
-    func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
+    /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime.
+    func statusMessage(listLimit: Int = TrackStateHub.statusListLimit) -> StatusMessage {
+        eventLoop.preconditionInEventLoop()
         let listLimit = max(0, listLimit)
         let now = clock.now()
         let view = PublicationView(
             state: latest, directory: directory, configuration: configuration, scanner: scanner,
             wallMicros: MonotonicClock.wallMicros())
-        let engine = driver.engine
+        let engine = self.engine
         var beaconsCut: [BeaconReport] = []
         let overrides = engine.activeOverrides(at: now)
         let overridesCut = overrides.prefix(listLimit).compactMap { override in
@@ -57,20 +37,18 @@ extension TrackStateHub {
                 beaconsCut.append(beacon)
             }
         }
-        var status = StatusMessage(
+        return StatusMessage(
             uptime: Double(MonotonicClock.micros() - startedAt) / 1_000_000, state: StateMessage(seq: seq, view: view),
             overrides: overridesCut, overridesOmitted: max(0, overrides.count - listLimit), beacons: beaconsCut,
             beaconsOmitted: max(0, recent.count - listLimit),
             remote: engine.remoteStatus(at: now).map(RemoteReport.init),
             scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
             counters: statusCounters())
-        for provider in statusProviders { provider(&status) }
-        return status.line
     }
 
-    /// `status.counters`: the hub's, the engine's and the directory's.
+    /// `status.counters`: the hub's, the engine's and the directory's (the publisher adds its own).
     func statusCounters() -> HubStatusCounters {
-        let engine = driver.engine
+        let engine = self.engine
         let fusion = engine.counters
         var status = HubStatusCounters()
         status.signals = counters.signals
@@ -93,9 +71,6 @@ extension TrackStateHub {
         status.remoteFetches = fusion.remoteSuccesses
         status.remoteFailures = fusion.remoteFailures
         status.published = counters.published
-        status.beaconUpdates = counters.beaconUpdates
-        status.statusReused = counters.statusReused
-        status.subscribers = subscribers.count
         return status
     }
 }

@@ -3,45 +3,29 @@ import CircuitState
 import Logging
 import NIOCore
 
-/// Receives what the hub publishes. Called on the hub's event loop.
-protocol TrackStateSubscriber: AnyObject {
-    /// Whether this subscriber asked for `{"type":"beacon"}` updates.
-    var wantsBeacons: Bool { get }
-    /// A new state message, one complete line.
-    func deliver(state line: ByteBuffer)
-    /// A beacon update line, already coalesced to at most 4 per second per beacon.
-    func deliver(beacon line: ByteBuffer)
+/// One published change, as the hub emits it: the typed state message, and what it was made from.
+package struct Publication {
+    /// The publication number, also `message.seq`.
+    package let seq: Int
+    package let state: PublishedState
+    package let message: StateMessage
+    /// Beacons in the directory when it was published (systemd's status line counts them).
+    package let beaconsHeard: Int
 }
 
-/// The engine's clock as the daemon runs it.
-package protocol EngineClock: AnyObject {
-    /// Engine time now, microseconds: CLOCK_BOOTTIME live, capture time in replay.
-    func now() -> Int64
-    /// The real time until the engine clock reaches `time`; nil when it never gets there by
-    /// itself (a replay at maximum speed, driven input by input).
-    func realDelay(until time: Int64) -> TimeAmount?
-}
-
-/// CLOCK_BOOTTIME: monotonic, and counting through suspend.
-package final class BootClock: EngineClock {
-    package init() {}
-
-    package func now() -> Int64 { MonotonicClock.bootMicros() }
-
-    package func realDelay(until time: Int64) -> TimeAmount? {
-        .microseconds(max(0, time - now()))
-    }
-}
-
-/// The heart of the daemon: owns the fusion engine and the beacon directory, turns inputs
-/// into published state messages, runs expiry and staleness timers, and fans every change out
-/// to subscribers. Everything happens on one event loop: callers on other threads hop onto
-/// `eventLoop` (which is why it may be shared across threads) and call it only there.
+/// The publication core of the daemon: owns the fusion engine and the beacon directory, turns
+/// inputs into publications (deduplicated, numbered by `seq`, one audit line each), and runs the
+/// expiry and staleness timers. It emits values; `TrackStatePublisher` renders them and fans them
+/// out to clients.
+///
+/// Everything happens on one event loop: callers on other threads hop onto `eventLoop` (which is
+/// why it may be shared across threads), and every entry point checks that it runs there.
+/// Observers are added before `start()`, which the starting thread then submits to the loop.
 package final class TrackStateHub: @unchecked Sendable {
     package let eventLoop: EventLoop
     let clock: EngineClock
     private let logger: Logger
-    private(set) var driver: TimelineDriver
+    private var driver: TimelineDriver
     /// A copy of the engine's configuration: publishing runs inside driver calls, so it must
     /// not read the driver.
     private(set) var configuration: FusionConfiguration
@@ -50,35 +34,27 @@ package final class TrackStateHub: @unchecked Sendable {
     private(set) var scannerDetail: String?
     package private(set) var seq = 0
     private(set) var latest: PublishedState
-    private(set) var stateLine: ByteBuffer
     private var lastPublicationKey: PublicationKey?
-    private(set) var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
-    private var beaconSubscribers = 0
-    private var beaconThrottle = BeaconThrottle()
+    private var publicationObservers: [(Publication) -> Void] = []
+    /// Set while some client wants beacon updates: called with the key of every beacon heard, and
+    /// the engine time it was heard at.
+    private var beaconObserver: ((OverrideKey, Int64) -> Void)?
     private var spoofWarnings = SpoofWarningLimiter()
-    var statusCache: (builtAt: Int64, seq: Int, line: ByteBuffer)?
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
     private var suspendCheck: RepeatedTask?
-    package internal(set) var counters = HubCounters()
+    private var started = false
+    package private(set) var counters = HubCounters()
     /// A replay at maximum speed is delivering inputs: evaluate a timestamp's inputs together,
     /// when the next timestamp arrives, as `replay --timeline` does. Otherwise every input is
     /// evaluated at once.
     private var groupsInputs = false
     let startedAt = MonotonicClock.micros()
-    /// Called after each published state message (systemd STATUS, for one).
-    var onPublish: ((PublishedState, Int) -> Void)?
-    /// Add their typed parts to a status reply (the socket server's counters, the scanner
-    /// backend's, the remote poller's health).
-    var statusProviders: [(inout StatusMessage) -> Void] = []
 
     package struct HubCounters {
         package var signals = 0
         var rejectedFrames = 0
         package var published = 0
-        var beaconUpdates = 0
-        /// Status requests answered with a line built for an earlier request.
-        var statusReused = 0
     }
 
     /// The fields whose change makes a new state message (and a new `seq`).
@@ -102,14 +78,28 @@ package final class TrackStateHub: @unchecked Sendable {
         self.configuration = configuration
         scanner = ScannerStatus(backend: backend, state: .down)
         latest = PublishedState(time: clock.now(), decision: .undecided, changed: true)
-        stateLine = ByteBuffer()
     }
 
     var engine: FusionEngine { driver.engine }
 
+    /// Adds `observer` for every publication, called in the order added; before `start()` only,
+    /// so the first publication reaches every observer.
+    package func addPublicationObserver(_ observer: @escaping (Publication) -> Void) {
+        precondition(!started, "publication observers are added before the hub starts")
+        publicationObservers.append(observer)
+    }
+
+    /// `observer` hears the key of every beacon signal ingested from now on; nil stops it. The
+    /// publisher sets one only while a client subscribed to beacon updates.
+    func setBeaconObserver(_ observer: ((OverrideKey, Int64) -> Void)?) {
+        eventLoop.preconditionInEventLoop()
+        beaconObserver = observer
+    }
+
     /// Publishes the initial state and starts the suspend check; call once, on the loop.
     package func start(checkClockEvery interval: TimeAmount? = .seconds(1)) {
         eventLoop.preconditionInEventLoop()
+        started = true
         driver.advance(through: clock.now(), emit: publish)
         if lastPublicationKey == nil { driver.reevaluate(at: clock.now(), emit: publish) }
         if let interval {
@@ -123,6 +113,7 @@ package final class TrackStateHub: @unchecked Sendable {
     }
 
     package func stop() {
+        eventLoop.preconditionInEventLoop()
         suspendCheck?.cancel()
         deadlineTimer?.cancel()
         suspendCheck = nil
@@ -135,7 +126,7 @@ package final class TrackStateHub: @unchecked Sendable {
     package func ingest(
         _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at time: Int64? = nil
     ) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
         counters.signals += 1
         var outcome = IngestOutcome.refused
@@ -147,19 +138,18 @@ package final class TrackStateHub: @unchecked Sendable {
             warnOfContest(OverrideKey(signal: signal, address: address), at: now)
         }
         if !groupsInputs { driver.settle(emit: publish) }
-        if beaconSubscribers > 0 {
-            publishBeacon(OverrideKey(signal: signal, address: address), at: now)
-        }
+        if let beaconObserver { beaconObserver(OverrideKey(signal: signal, address: address), now) }
         rescheduleTimer()
     }
 
     /// A frame with the GeoRacing company id that is not a valid signal.
     func rejectedFrame() {
+        eventLoop.preconditionInEventLoop()
         counters.rejectedFrames += 1
     }
 
     func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64? = nil) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
         driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
         if !groupsInputs { driver.settle(emit: publish) }
@@ -167,6 +157,7 @@ package final class TrackStateHub: @unchecked Sendable {
     }
 
     func remoteFailed(reason: String, at time: Int64? = nil) {
+        eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
         driver.input(at: now, emit: publish) { $0.remoteFailed(at: now, reason: reason) }
         if !groupsInputs { driver.settle(emit: publish) }
@@ -176,6 +167,7 @@ package final class TrackStateHub: @unchecked Sendable {
     /// The remote state saved before a restart; call before `start()`. It shows as "last known"
     /// (stale, with its true age); a latched evacuation is published again at once.
     func restoreRemote(_ restoration: RemoteRestoration) {
+        eventLoop.preconditionInEventLoop()
         let now = clock.now()
         // A replay clock may stand near Int64.min: the fetch time saturates rather than overflows.
         let (fetchedAt, overflow) = now.subtractingReportingOverflow(restoration.age)
@@ -191,6 +183,7 @@ package final class TrackStateHub: @unchecked Sendable {
     /// first reason given for one, is logged; a new detail alone (the next retry's delay) only at
     /// debug level: the backends log their own failures.
     func setScanner(_ state: ScannerStatus.State, detail: String? = nil) {
+        eventLoop.preconditionInEventLoop()
         let stateChanged = scanner.state != state
         if stateChanged || (scannerDetail == nil && detail != nil) {
             logger.log(
@@ -206,6 +199,7 @@ package final class TrackStateHub: @unchecked Sendable {
     }
 
     func reconfigure(_ configuration: FusionConfiguration) {
+        eventLoop.preconditionInEventLoop()
         self.configuration = configuration
         driver.modifyEngine { $0.reconfigure(configuration) }
         republish()
@@ -213,6 +207,7 @@ package final class TrackStateHub: @unchecked Sendable {
 
     /// A replay pass starts again: forget the overrides (and what was heard), keep the remote state.
     func clearOverrides() {
+        eventLoop.preconditionInEventLoop()
         driver.settle(emit: publish)
         driver.modifyEngine { $0.clearOverrides() }
         directory.removeAll()
@@ -221,35 +216,18 @@ package final class TrackStateHub: @unchecked Sendable {
 
     /// Replay at maximum speed starts: inputs sharing a timestamp are evaluated together.
     func beginTimeline() {
+        eventLoop.preconditionInEventLoop()
         groupsInputs = true
     }
 
     /// Replay at maximum speed ends: evaluates every pending expiry and staleness, then holds;
     /// later inputs (remote fetches) are evaluated at once again.
     func finishTimeline() {
+        eventLoop.preconditionInEventLoop()
         groupsInputs = false
         driver.finish(emit: publish)
         rescheduleTimer()
     }
-
-    // MARK: Subscribers
-
-    func subscribe(_ subscriber: TrackStateSubscriber) {
-        subscribers[ObjectIdentifier(subscriber)] = subscriber
-        recountBeaconSubscribers()
-    }
-
-    func unsubscribe(_ subscriber: TrackStateSubscriber) {
-        subscribers[ObjectIdentifier(subscriber)] = nil
-        recountBeaconSubscribers()
-    }
-
-    /// Call when a subscriber's `wantsBeacons` changes.
-    func recountBeaconSubscribers() {
-        beaconSubscribers = subscribers.values.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
-    }
-
-    var subscriberCount: Int { subscribers.count }
 
     // MARK: Publishing
 
@@ -266,11 +244,11 @@ package final class TrackStateHub: @unchecked Sendable {
         let view = PublicationView(
             state: state, directory: directory, configuration: configuration, scanner: scanner,
             wallMicros: MonotonicClock.wallMicros())
-        stateLine = ByteBuffer(bytes: StateMessage(seq: seq, view: view).line)
-        // Clients first: the audit line and systemd's STATUS can wait a few microseconds.
-        for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
+        let publication = Publication(
+            seq: seq, state: state, message: StateMessage(seq: seq, view: view), beaconsHeard: directory.count)
+        // Observers first (the publisher sends to clients): the audit line can wait a few microseconds.
+        for observer in publicationObservers { observer(publication) }
         audit(state)
-        onPublish?(state, directory.count)
     }
 
     /// Publishes again if something outside the engine's decision changed (scanner, configuration).
@@ -299,32 +277,15 @@ package final class TrackStateHub: @unchecked Sendable {
         auditLog.record(line)
     }
 
-    private func publishBeacon(_ key: OverrideKey, at now: Int64) {
-        let due = MonotonicClock.micros()
-        switch beaconThrottle.offer(key, at: due) {
-        case .sendNow:
-            sendBeacon(key, at: now)
-        case .scheduled(let delay):
-            eventLoop.scheduleTask(in: .microseconds(delay)) { [weak self] in
-                guard let self else { return }
-                if self.beaconThrottle.takePending(key, at: MonotonicClock.micros()) {
-                    self.sendBeacon(key, at: self.clock.now())
-                }
-            }
-        case .alreadyPending:
-            break
-        }
-    }
-
-    private func sendBeacon(_ key: OverrideKey, at now: Int64) {
-        guard let entry = directory.entry(for: key) else { return }
-        let override = driver.engine.activeOverride(for: key, at: now)
-        guard let beacon = BeaconReport(override: override, directory: entry, configuration: configuration, now: now)
-        else { return }
-        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
-        let line = ByteBuffer(bytes: message.line)
-        counters.beaconUpdates += 1
-        for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
+    /// A `beacon` update's content for `key` at engine time `time` (nil: now): what was heard, and
+    /// its override if one is active.
+    func beaconReport(for key: OverrideKey, at time: Int64? = nil) -> BeaconReport? {
+        eventLoop.preconditionInEventLoop()
+        guard let entry = directory.entry(for: key) else { return nil }
+        let now = time ?? clock.now()
+        return BeaconReport(
+            override: driver.engine.activeOverride(for: key, at: now), directory: entry,
+            configuration: configuration, now: now)
     }
 
     /// A key's first contest is logged at warning level, at most once per key per minute.

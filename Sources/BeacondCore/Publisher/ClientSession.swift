@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 
-/// One connected client: greets it, answers its commands, and is its subscription to the hub.
+/// One connected client: greets it, answers its commands, and is its subscription to the publisher.
 /// Lines go out through the channel's `OutboundQueueHandler`. Lives on the hub's event loop.
 final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     typealias InboundIn = ClientRequest
@@ -13,7 +13,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     /// When the client last sent a request (or connected), NIODeadline uptime nanoseconds: the
     /// longest-idle connection is the one with the oldest.
     var lastActivity: UInt64
-    private let hub: TrackStateHub
+    private let publisher: TrackStatePublisher
     private let outbound: OutboundQueueHandler
     private var statusWindow: RequestWindow
     private let limits: ClientLimits
@@ -28,14 +28,14 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     private var closing = false
 
     init(
-        id: Int, uid: UInt32, hub: TrackStateHub, outbound: OutboundQueueHandler, limits: ClientLimits,
+        id: Int, uid: UInt32, publisher: TrackStatePublisher, outbound: OutboundQueueHandler, limits: ClientLimits,
         counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter
     ) {
         self.id = id
         self.logLimiter = logLimiter
         self.uid = uid
         lastActivity = NIODeadline.now().uptimeNanoseconds
-        self.hub = hub
+        self.publisher = publisher
         self.outbound = outbound
         statusWindow = RequestWindow(limit: limits.maxStatusPerSecond)
         self.limits = limits
@@ -81,7 +81,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
             send(.reply(ByteBuffer(bytes: PongMessage().line)), context: context)
         case .subscribe(let beacons):
             wantsBeacons = beacons
-            if subscribed { hub.recountBeaconSubscribers() }
+            if subscribed { publisher.recountBeaconSubscribers() }
             send(.reply(ByteBuffer(bytes: SubscribedMessage(beacons: beacons).line)), context: context)
         case .invalid(let reason):
             answerError(reason, context: context)
@@ -125,11 +125,11 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         guard !subscribed, !closing else { return }
         context.write(wrapOutboundOut(.reply(ByteBuffer(bytes: HelloMessage().line))), promise: nil)
         // Before the hub's first publication there is no state yet; it comes when published.
-        if hub.stateLine.readableBytes > 0 {
-            context.write(wrapOutboundOut(.state(hub.stateLine)), promise: nil)
+        if publisher.stateLine.readableBytes > 0 {
+            context.write(wrapOutboundOut(.state(publisher.stateLine)), promise: nil)
         }
         context.flush()
-        hub.subscribe(self)
+        publisher.subscribe(self)
         subscribed = true
     }
 
@@ -140,7 +140,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
             answerError("too many status requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
             return
         }
-        let line = hub.sharedStatusLine()
+        let line = publisher.sharedStatusLine()
         let held = outbound.heldBytes
         guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1
@@ -156,7 +156,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     private func leaveHub() {
         guard subscribed else { return }
         subscribed = false
-        hub.unsubscribe(self)
+        publisher.unsubscribe(self)
     }
 
     private func send(_ line: OutboundLine, context: ChannelHandlerContext) {

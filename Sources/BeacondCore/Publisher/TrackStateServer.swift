@@ -39,9 +39,10 @@ enum TrackStateServerError: Error, CustomStringConvertible {
 
 /// The Unix socket server of protocol v1 (docs/protocol.md): accepts clients on the hub's event
 /// loop, greets them with hello and the current state, answers their commands, and fans the
-/// hub's state and beacon messages out to them through bounded per-client queues.
+/// publisher's state and beacon lines out to them through bounded per-client queues.
 ///
-/// Everything it does runs on `hub.eventLoop`, so the hub is called from one thread only.
+/// Everything it does runs on the hub's event loop, so the publisher and the hub are called from
+/// one thread only.
 /// `start()` and `shutdown()` may be called from any thread.
 package final class TrackStateServer: @unchecked Sendable {
     package static let defaultPath = "/run/beacond/beacond.sock"
@@ -51,7 +52,8 @@ package final class TrackStateServer: @unchecked Sendable {
     /// Pending connections the kernel queues (capped by net.core.somaxconn).
     static let listenBacklog: Int32 = 4096
 
-    let hub: TrackStateHub
+    let publisher: TrackStatePublisher
+    private var eventLoop: EventLoop { publisher.eventLoop }
     let path: String
     let maxClients: Int
     /// A listening socket handed over by systemd (socket activation): used as is, never unlinked.
@@ -63,7 +65,7 @@ package final class TrackStateServer: @unchecked Sendable {
         case idle, starting, running, stopping, stopped
     }
 
-    // Confined to hub.eventLoop.
+    // Confined to eventLoop.
     private var phase = Phase.idle
     private var listener: Channel?
     private var roster = ClientRoster()
@@ -75,12 +77,12 @@ package final class TrackStateServer: @unchecked Sendable {
     private let logLimiter: LogRateLimiter
 
     package init(
-        hub: TrackStateHub, path: String = TrackStateServer.defaultPath,
+        publisher: TrackStatePublisher, path: String = TrackStateServer.defaultPath,
         maxClients: Int = TrackStateServer.defaultMaxClients, inheritedDescriptor: CInt? = nil,
         limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket"),
         logLimiter: LogRateLimiter = LogRateLimiter()
     ) {
-        self.hub = hub
+        self.publisher = publisher
         self.logLimiter = logLimiter
         self.path = path
         self.maxClients = max(0, maxClients)
@@ -94,7 +96,7 @@ package final class TrackStateServer: @unchecked Sendable {
     /// Binds the socket (or adopts the inherited one) and starts accepting clients. Raises
     /// RLIMIT_NOFILE first. Fails with a `TrackStateServerError`.
     package func start() -> EventLoopFuture<Void> {
-        let loop = hub.eventLoop
+        let loop = eventLoop
         return loop.flatSubmit { () -> EventLoopFuture<Void> in
             guard self.phase == .idle else { return loop.makeFailedFuture(TrackStateServerError.alreadyStarted) }
             self.phase = .starting
@@ -140,7 +142,7 @@ package final class TrackStateServer: @unchecked Sendable {
     }
 
     private func bootstrap() -> ServerBootstrap {
-        ServerBootstrap(group: hub.eventLoop)
+        ServerBootstrap(group: eventLoop)
             .serverChannelOption(ChannelOptions.backlog, value: Self.listenBacklog)
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: limits.waterMark)
             // Clients send a few short commands: small reads bound what one read can ask for.
@@ -191,12 +193,12 @@ package final class TrackStateServer: @unchecked Sendable {
         phase = .running
         let counters = counters
         let maxClients = maxClients
-        hub.statusProviders.append { [weak self] status in
+        publisher.addStatusProvider { [weak self] status in
             status.server = counters.status(maxClients: maxClients, queuedBytes: self?.queuedBytes ?? 0)
         }
         let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
         logger.info("listening on \(path) (\(how), max_clients \(maxClients))")
-        return hub.eventLoop.makeSucceededVoidFuture()
+        return eventLoop.makeSucceededVoidFuture()
     }
 
     // MARK: Clients
@@ -233,7 +235,7 @@ package final class TrackStateServer: @unchecked Sendable {
             limits: limits, counters: counters, logger: clientLogger,
             logLimiter: logLimiter)
         let session = ClientSession(
-            id: id, uid: uid, hub: hub, outbound: outbound, limits: limits, counters: counters,
+            id: id, uid: uid, publisher: publisher, outbound: outbound, limits: limits, counters: counters,
             logger: clientLogger, logLimiter: logLimiter)
         roster.add(session)
         counters.accepted += 1
@@ -294,7 +296,7 @@ package final class TrackStateServer: @unchecked Sendable {
     private func scheduleMemoryTrim() {
         guard !memoryTrimScheduled else { return }
         memoryTrimScheduled = true
-        hub.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [weak self] in
+        eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [weak self] in
             self?.memoryTrimScheduled = false
             _ = malloc_trim(0)
         }
@@ -306,7 +308,7 @@ package final class TrackStateServer: @unchecked Sendable {
     /// not take its bye within `limits.byeTimeout` is closed anyway), then removes the socket file
     /// unless systemd owns it. Completes when all of that is done; calling it again is harmless.
     package func shutdown() -> EventLoopFuture<Void> {
-        let loop = hub.eventLoop
+        let loop = eventLoop
         return loop.flatSubmit { () -> EventLoopFuture<Void> in
             switch self.phase {
             case .idle, .starting, .stopped:

@@ -1,0 +1,152 @@
+import CircuitState
+import NIOCore
+
+/// Receives what the publisher sends. Called on the hub's event loop.
+protocol TrackStateSubscriber: AnyObject {
+    /// Whether this subscriber asked for `{"type":"beacon"}` updates.
+    var wantsBeacons: Bool { get }
+    /// A new state message, one complete line.
+    func deliver(state line: ByteBuffer)
+    /// A beacon update line, already coalesced to at most 4 per second per beacon.
+    func deliver(beacon line: ByteBuffer)
+}
+
+/// Fans the hub's publications out: renders each state message once and hands the line to every
+/// subscriber, coalesces beacon updates per beacon (`BeaconThrottle`), and answers status requests
+/// with one rendering shared by a burst of them.
+///
+/// It lives on the hub's event loop, and every entry point checks that it runs there. Its own
+/// timing (the throttle's windows, the status line's reuse) runs on that loop's clock, so an
+/// `EmbeddedEventLoop` drives it in tests. Create it before the hub starts.
+package final class TrackStatePublisher: @unchecked Sendable {
+    /// How long one status line answers every client that asks, while no state is published:
+    /// building one for a full table costs milliseconds, and a thousand clients each asking ten
+    /// times a second must not turn that into seconds of the loop's time.
+    static let statusReuseInterval: Int64 = 100_000
+
+    package let hub: TrackStateHub
+    package var eventLoop: EventLoop { hub.eventLoop }
+    /// The last state message as sent, for new subscribers; empty before the first publication.
+    private(set) var stateLine = ByteBuffer()
+    private var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
+    private var beaconSubscribers = 0
+    private var beaconThrottle = BeaconThrottle()
+    private var statusCache: (builtAt: Int64, seq: Int, line: ByteBuffer)?
+    private var statusProviders: [(inout StatusMessage) -> Void] = []
+    private(set) var counters = Counters()
+
+    struct Counters {
+        var beaconUpdates = 0
+        /// Status requests answered with a line built for an earlier request.
+        var statusReused = 0
+    }
+
+    package init(hub: TrackStateHub) {
+        self.hub = hub
+        hub.addPublicationObserver { [weak self] publication in self?.send(publication) }
+    }
+
+    /// Adds their typed parts to every status reply (the socket server's counters, the scanner
+    /// backend's, the remote poller's health).
+    func addStatusProvider(_ provider: @escaping (inout StatusMessage) -> Void) {
+        eventLoop.preconditionInEventLoop()
+        statusProviders.append(provider)
+    }
+
+    // MARK: Subscribers
+
+    func subscribe(_ subscriber: TrackStateSubscriber) {
+        eventLoop.preconditionInEventLoop()
+        subscribers[ObjectIdentifier(subscriber)] = subscriber
+        recountBeaconSubscribers()
+    }
+
+    func unsubscribe(_ subscriber: TrackStateSubscriber) {
+        eventLoop.preconditionInEventLoop()
+        subscribers[ObjectIdentifier(subscriber)] = nil
+        recountBeaconSubscribers()
+    }
+
+    /// Call when a subscriber's `wantsBeacons` changes. The hub reports heard beacons only while
+    /// some subscriber wants them.
+    func recountBeaconSubscribers() {
+        eventLoop.preconditionInEventLoop()
+        let wanted = subscribers.values.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
+        guard (wanted > 0) != (beaconSubscribers > 0) else {
+            beaconSubscribers = wanted
+            return
+        }
+        beaconSubscribers = wanted
+        hub.setBeaconObserver(wanted > 0 ? { [weak self] key, time in self?.beaconHeard(key, at: time) } : nil)
+    }
+
+    var subscriberCount: Int {
+        eventLoop.preconditionInEventLoop()
+        return subscribers.count
+    }
+
+    // MARK: State
+
+    private func send(_ publication: Publication) {
+        stateLine = ByteBuffer(bytes: publication.message.line)
+        for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
+    }
+
+    // MARK: Beacons
+
+    /// The loop's clock, microseconds.
+    private var loopMicros: Int64 { Int64(eventLoop.now.uptimeNanoseconds / 1000) }
+
+    private func beaconHeard(_ key: OverrideKey, at time: Int64) {
+        switch beaconThrottle.offer(key, at: loopMicros) {
+        case .sendNow:
+            sendBeacon(key, at: time)
+        case .scheduled(let delay):
+            eventLoop.scheduleTask(in: .microseconds(delay)) { [weak self] in
+                guard let self else { return }
+                if self.beaconThrottle.takePending(key, at: self.loopMicros) { self.sendBeacon(key, at: nil) }
+            }
+        case .alreadyPending:
+            break
+        }
+    }
+
+    /// Sends `key`'s update as of engine time `time` (nil: now).
+    private func sendBeacon(_ key: OverrideKey, at time: Int64?) {
+        guard let beacon = hub.beaconReport(for: key, at: time) else { return }
+        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
+        let line = ByteBuffer(bytes: message.line)
+        counters.beaconUpdates += 1
+        for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
+    }
+
+    // MARK: Status
+
+    /// The status line for a client's request: the one built for an earlier request, if it is
+    /// under `statusReuseInterval` old and no state was published since; else a new one.
+    func sharedStatusLine() -> ByteBuffer {
+        eventLoop.preconditionInEventLoop()
+        let now = loopMicros
+        if let cached = statusCache, cached.seq == hub.seq, now >= cached.builtAt,
+            now - cached.builtAt < Self.statusReuseInterval
+        {
+            counters.statusReused += 1
+            return cached.line
+        }
+        let line = ByteBuffer(bytes: statusLine())
+        statusCache = (now, hub.seq, line)
+        return line
+    }
+
+    /// A `{"type":"status"}` line: the hub's message (lists cut to `listLimit` entries), the
+    /// publisher's counters, then whatever the status providers add.
+    func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
+        eventLoop.preconditionInEventLoop()
+        var status = hub.statusMessage(listLimit: listLimit)
+        status.counters.beaconUpdates = counters.beaconUpdates
+        status.counters.statusReused = counters.statusReused
+        status.counters.subscribers = subscribers.count
+        for provider in statusProviders { provider(&status) }
+        return status.line
+    }
+}
