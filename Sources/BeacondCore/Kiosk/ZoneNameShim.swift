@@ -1,0 +1,3 @@
+extension StateMessage {
+    var zoneName: String? { nil }
+}
