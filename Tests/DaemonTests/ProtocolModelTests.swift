@@ -72,7 +72,7 @@ extension StatusMessage {
         bare.zone = nil
         bare.beacon = nil
         bare.remote = nil
-        #expect(text(bare).contains(#""zone":null,"beacon":null,"remote":null"#))
+        #expect(text(bare).contains(#""zone":null,"zone_name":null,"beacon":null,"remote":null"#))
         #expect(try roundTrip(bare) == .state(bare))
     }
 
