@@ -52,6 +52,10 @@ import Testing
               path: /tmp/rec.btsnoop
               max_mb: 7
               keep: 2
+            zones:
+              names:
+                3: "Main grandstand"
+                0x0C: '  Pit "lane" \\ é  '
 
             """
     }

@@ -72,8 +72,41 @@ extension StatusMessage {
         bare.zone = nil
         bare.beacon = nil
         bare.remote = nil
-        #expect(text(bare).contains(#""zone":null,"beacon":null,"remote":null"#))
+        #expect(text(bare).contains(#""zone":null,"zone_name":null,"beacon":null,"remote":null"#))
         #expect(try roundTrip(bare) == .state(bare))
+    }
+
+    /// `zone_name` (issue 11) sits right after `zone`, in the state and in the beacon shape; the
+    /// rendering decodes back to the same value and re-renders byte for byte; a line from an older
+    /// daemon, without the field, decodes with nil names.
+    @Test func zoneNamesRoundTripAndMayBeAbsent() throws {
+        var state = StatusMessage.sample().state
+        state.source = "beacon"
+        state.zone = 3
+        state.zoneName = "Main \"grand\" stand ✓"
+        var beacon = StatusMessage.sampleBeacon()
+        beacon.zoneName = state.zoneName
+        state.beacon = beacon
+        let line = text(state)
+        #expect(line.contains(#""zone":3,"zone_name":"Main \"grand\" stand ✓","beacon":{"#))
+        #expect(line.contains(#""kind":"circuit","zone":3,"zone_name":"Main \"grand\" stand ✓","source_id":null"#))
+        let decoded = try roundTrip(state)
+        #expect(decoded == .state(state))
+        guard case .state(let decodedState) = decoded else { return }
+        #expect(decodedState.line == state.line)
+
+        let older = line.replacingOccurrences(of: #","zone_name":"Main \"grand\" stand ✓""#, with: "")
+        #expect(!older.contains("zone_name"))
+        var expected = state
+        expected.zoneName = nil
+        expected.beacon?.zoneName = nil
+        #expect(try ServerMessage(line: Array(older.utf8.dropLast())) == .state(expected))
+
+        var unnamed = StatusMessage.sampleBeacon()
+        unnamed.zoneName = nil
+        let message = BeaconMessage(time: WallTime(micros: 1_778_932_800_200_000), beacon: unnamed)
+        #expect(text(message).contains(#""zone":3,"zone_name":null,"source_id":null"#))
+        #expect(try roundTrip(message) == .beacon(message))
     }
 
     @Test func beaconRoundTrips() throws {

@@ -18,6 +18,8 @@ struct ReloadEffect: OptionSet, Hashable, Sendable {
     static let remote = ReloadEffect(rawValue: 2)
     /// The log level.
     static let logging = ReloadEffect(rawValue: 4)
+    /// The hub's zone names, republished when the shown zone's name changed.
+    static let zoneNames = ReloadEffect(rawValue: 8)
 }
 
 /// One row of the key table, with the type of its value erased: where the key lives in
@@ -208,6 +210,9 @@ extension ConfigKey {
         case .recordPath: return Row(\.record.path, flag: "--record", reload: .restart, path: P.path)
         case .recordMaxMB: return Row(\.record.maxMB, flag: "--record-max-mb", reload: .restart, integer: 1...1_000_000)
         case .recordKeep: return Row(\.record.keep, flag: "--record-keep", reload: .restart, integer: 0...1000)
+        case .zonesNames:
+            // No flag: a mapping is awkward on a command line (the parser still reads `describe`'s text).
+            return Row(\.zones.names, reload: .live(.zoneNames), parse: P.zoneNames, format: \.description)
         }
     }
 

@@ -10,7 +10,13 @@ package struct RawConfigValue: Sendable {
         case null
         case scalar(String)
         case sequence([RawConfigValue])
-        case mapping
+        /// A mapping's entries, in file order (only `zones.names` takes one).
+        case mapping([MappingEntry])
+    }
+
+    struct MappingEntry: Sendable {
+        var key: RawConfigValue
+        var value: RawConfigValue
     }
 
     var kind: Kind
@@ -32,12 +38,18 @@ package struct ConfigValueProblem: Error, Sendable {
     package var reason: String
     var line: Int?
     var column: Int?
+    /// Narrows the key to a mapping entry: `3` makes `zones.names` the problem of `zones.names.3`.
+    var keySuffix: String?
 
-    init(_ reason: String, at value: RawConfigValue? = nil) {
+    init(_ reason: String, at value: RawConfigValue? = nil, key keySuffix: String? = nil) {
         self.reason = reason
         self.line = value?.line
         self.column = value?.column
+        self.keySuffix = keySuffix
     }
+
+    /// `key`'s dotted path, narrowed by `keySuffix`.
+    func keyPath(_ key: ConfigKey) -> String { key.rawValue + (keySuffix.map { "." + $0 } ?? "") }
 }
 
 /// The checks every key's value goes through, from a file or from a flag.

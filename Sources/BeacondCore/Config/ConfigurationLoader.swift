@@ -134,8 +134,14 @@ extension RawConfigValue {
             }
         case .sequence(let sequence):
             self.init(.sequence(sequence.map(RawConfigValue.init(node:))), line: line, column: column)
-        case .mapping, .alias:
-            self.init(.mapping, line: line, column: column)
+        case .mapping(let mapping):
+            let entries = mapping.map {
+                MappingEntry(key: RawConfigValue(node: $0.key), value: RawConfigValue(node: $0.value))
+            }
+            self.init(.mapping(entries), line: line, column: column)
+        case .alias:
+            // Unreachable: YAMLBounds refuses aliases before anything is composed.
+            self.init(.mapping([]), line: line, column: column)
         }
     }
 
@@ -179,7 +185,7 @@ struct ConfigurationWalker {
                     let placed = error.line != nil && !value.isNull
                     problems.append(
                         ConfigurationProblem(
-                            file: file, key: path, line: placed ? error.line : line,
+                            file: file, key: error.keyPath(key), line: placed ? error.line : line,
                             column: placed ? error.column : column,
                             reason: error.reason))
                 }

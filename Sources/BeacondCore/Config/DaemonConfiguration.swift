@@ -141,6 +141,11 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var keep: Int = defaultKeep
     }
 
+    package struct Zones: Hashable, Sendable {
+        /// Display names sent to clients; none by default.
+        package var names = ZoneNames()
+    }
+
     static let defaultStateDir = "/var/lib/beacond"
 
     package var scanner = Scanner()
@@ -150,6 +155,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
     var stateDir: String = defaultStateDir
     package var log = Log()
     package var record = Record()
+    package var zones = Zones()
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 

@@ -62,7 +62,7 @@ package struct DaemonOverrides: Hashable, Sendable {
             do throws(ConfigValueProblem) {
                 try result.set(key, to: .flag(text), relativeTo: nil)
             } catch {
-                problems.append(ConfigurationProblem(flag: flag, key: key.rawValue, reason: error.reason))
+                problems.append(ConfigurationProblem(flag: flag, key: error.keyPath(key), reason: error.reason))
             }
         }
         if problems.isEmpty { problems = result.crossCheck() }

@@ -4,10 +4,14 @@ struct ReloadPlan: Sendable {
         var key: ConfigKey
         var old: String
         var new: String
+        /// Shown instead of `old -> new` when the values are long (`zones.names`: what changed).
+        var detail: String?
 
         /// `fusion.policy: safety -> most-severe`
         var description: String {
-            "\(key.rawValue): \(ConfigValueParser.quotedIfNeeded(old)) -> \(ConfigValueParser.quotedIfNeeded(new))"
+            if let detail { return "\(key.rawValue): \(detail)" }
+            return
+                "\(key.rawValue): \(ConfigValueParser.quotedIfNeeded(old)) -> \(ConfigValueParser.quotedIfNeeded(new))"
         }
     }
 
@@ -36,6 +40,11 @@ struct ReloadPlan: Sendable {
 
     var logLevelChanged: Bool { applies(.logLevel) }
 
+    /// The hub needs `configuration.zones.names`.
+    var zoneNamesChanged: Bool {
+        applied.contains { $0.key.reloadEffect.contains(.zoneNames) }
+    }
+
     /// One line for the log, or nil when nothing changed:
     /// `config reloaded: fusion.policy: safety -> most-severe; needs restart: socket.path: "/a" -> "/b"`.
     var summary: String? {
@@ -61,7 +70,8 @@ extension DaemonConfiguration {
             let before = old.describe(key)
             let after = describe(key)
             guard before != after else { continue }
-            let change = ReloadPlan.Change(key: key, old: before, new: after)
+            var change = ReloadPlan.Change(key: key, old: before, new: after)
+            if key == .zonesNames { change.detail = zones.names.changes(from: old.zones.names) }
             if key.isLiveReloadable {
                 applied.append(change)
             } else {

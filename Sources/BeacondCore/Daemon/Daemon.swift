@@ -78,7 +78,8 @@ package final class Daemon {
         }
 
         hub = TrackStateHub(
-            eventLoop: loop, configuration: configuration.fusionConfiguration(), clock: clock,
+            eventLoop: loop, configuration: configuration.fusionConfiguration(), zoneNames: configuration.zones.names,
+            clock: clock,
             backend: scanner.backend.rawValue, logger: logger)
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
         publisher = TrackStatePublisher(hub: hub)
@@ -214,8 +215,8 @@ package final class Daemon {
         if let failure { throw failure }
     }
 
-    /// SIGHUP: reloads the configuration file. Fusion and remote settings and the log level apply
-    /// at once without dropping clients; the rest is logged as needing a restart. A bad file
+    /// SIGHUP: reloads the configuration file. Fusion and remote settings, zone names and the log
+    /// level apply at once without dropping clients; the rest is logged as needing a restart. A bad file
     /// keeps the running configuration.
     fileprivate func reload() async {
         let plan: ReloadPlan
@@ -231,9 +232,13 @@ package final class Daemon {
         }
         configuration = plan.configuration
         if plan.logLevelChanged { levelControl.level = configuration.log.level }
+        let zoneNames = configuration.zones.names
         if plan.fusionChanged {
             let fusion = configuration.fusionConfiguration()
-            try? await hub.eventLoop.submit { [hub] in hub.reconfigure(fusion) }.get()
+            let names = plan.zoneNamesChanged ? zoneNames : nil
+            try? await hub.eventLoop.submit { [hub] in hub.reconfigure(fusion, zoneNames: names) }.get()
+        } else if plan.zoneNamesChanged {
+            try? await hub.eventLoop.submit { [hub] in hub.reconfigure(zoneNames: zoneNames) }.get()
         }
         if plan.remoteChanged {
             if let poller, let url = configuration.remote.url {

@@ -17,7 +17,7 @@ extension TrackStateHub {
         let listLimit = max(0, listLimit)
         let now = clock.now()
         let view = PublicationView(
-            state: latest, directory: directory, configuration: configuration, scanner: scanner,
+            state: latest, directory: directory, configuration: configuration, zoneNames: zoneNames, scanner: scanner,
             wallMicros: MonotonicClock.wallMicros())
         let engine = self.engine
         var beaconsCut: [BeaconReport] = []
@@ -25,14 +25,14 @@ extension TrackStateHub {
         let overridesCut = overrides.prefix(listLimit).compactMap { override in
             BeaconReport(
                 override: override, directory: directory.entry(for: override.key),
-                configuration: engine.configuration, now: now)
+                configuration: engine.configuration, zoneNames: zoneNames, now: now)
         }
         let recent = directory.recent
         beaconsCut.reserveCapacity(min(recent.count, listLimit))
         for entry in recent.prefix(listLimit) {
             if let beacon = BeaconReport(
                 override: engine.activeOverride(for: entry.key, at: now), directory: entry,
-                configuration: engine.configuration, now: now)
+                configuration: engine.configuration, zoneNames: zoneNames, now: now)
             {
                 beaconsCut.append(beacon)
             }

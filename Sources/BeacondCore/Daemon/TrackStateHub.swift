@@ -29,6 +29,8 @@ package final class TrackStateHub: @unchecked Sendable {
     /// A copy of the engine's configuration: publishing runs inside driver calls, so it must
     /// not read the driver.
     private(set) var configuration: FusionConfiguration
+    /// `zones.names`: a presentation concern, kept here rather than in the engine.
+    private(set) var zoneNames: ZoneNames
     private(set) var directory = BeaconDirectory()
     private(set) var scanner: ScannerStatus
     private(set) var scannerDetail: String?
@@ -61,6 +63,8 @@ package final class TrackStateHub: @unchecked Sendable {
     private struct PublicationKey: Equatable {
         var decision: Decision
         var beaconKey: OverrideKey?
+        /// The shown zone's name: a rename is a new publication.
+        var zoneName: String?
         var remoteMessage: String?
         var remoteFresh: Bool?
         var remoteLatched: Bool?
@@ -68,14 +72,15 @@ package final class TrackStateHub: @unchecked Sendable {
     }
 
     package init(
-        eventLoop: EventLoop, configuration: FusionConfiguration, clock: EngineClock, backend: String,
-        logger: Logger
+        eventLoop: EventLoop, configuration: FusionConfiguration, zoneNames: ZoneNames = ZoneNames(),
+        clock: EngineClock, backend: String, logger: Logger
     ) {
         self.eventLoop = eventLoop
         self.clock = clock
         self.logger = logger
         driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
         self.configuration = configuration
+        self.zoneNames = zoneNames
         scanner = ScannerStatus(backend: backend, state: .down)
         latest = PublishedState(time: clock.now(), decision: .undecided, changed: true)
     }
@@ -198,10 +203,19 @@ package final class TrackStateHub: @unchecked Sendable {
         republish()
     }
 
-    func reconfigure(_ configuration: FusionConfiguration) {
+    /// New fusion settings, and new zone names when given; publishes once, if what is shown changed.
+    func reconfigure(_ configuration: FusionConfiguration, zoneNames: ZoneNames? = nil) {
         eventLoop.preconditionInEventLoop()
         self.configuration = configuration
+        if let zoneNames { self.zoneNames = zoneNames }
         driver.modifyEngine { $0.reconfigure(configuration) }
+        republish()
+    }
+
+    /// New zone names (a reload): published at once when the shown zone's name changed.
+    func reconfigure(zoneNames: ZoneNames) {
+        eventLoop.preconditionInEventLoop()
+        self.zoneNames = zoneNames
         republish()
     }
 
@@ -235,14 +249,14 @@ package final class TrackStateHub: @unchecked Sendable {
         latest = state
         let key = PublicationKey(
             decision: state.decision, beaconKey: state.source == .beacon ? state.override?.key : nil,
-            remoteMessage: state.remote?.message, remoteFresh: state.remote?.isFresh,
+            zoneName: zoneNames[state.zone], remoteMessage: state.remote?.message, remoteFresh: state.remote?.isFresh,
             remoteLatched: state.remote?.isLatched, scanner: scanner)
         guard key != lastPublicationKey else { return }
         lastPublicationKey = key
         seq += 1
         counters.published += 1
         let view = PublicationView(
-            state: state, directory: directory, configuration: configuration, scanner: scanner,
+            state: state, directory: directory, configuration: configuration, zoneNames: zoneNames, scanner: scanner,
             wallMicros: MonotonicClock.wallMicros())
         let publication = Publication(
             seq: seq, state: state, message: StateMessage(seq: seq, view: view), beaconsHeard: directory.count)
@@ -285,7 +299,7 @@ package final class TrackStateHub: @unchecked Sendable {
         let now = time ?? clock.now()
         return BeaconReport(
             override: driver.engine.activeOverride(for: key, at: now), directory: entry,
-            configuration: configuration, now: now)
+            configuration: configuration, zoneNames: zoneNames, now: now)
     }
 
     /// A key's first contest is logged at warning level, at most once per key per minute.

@@ -12,7 +12,11 @@ package enum StatusReport {
         out += header + "\n\n"
 
         var mode = TerminalText.escaped(state.mode) + "  source " + TerminalText.escaped(state.source)
-        if let zone = state.zone { mode += "  zone \(zone)" }
+        if let zone = state.zone {
+            mode += "  zone \(zone)"
+            // Configured names come from a file, but the status may come from any socket.
+            if let name = state.zoneName { mode += " (" + TerminalText.escaped(name) + ")" }
+        }
         out += line("state", mode)
         if let beacon = state.beacon {
             out += line("", "beacon " + TerminalText.escaped(beacon.key))

@@ -8,6 +8,9 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
     /// `circuit` (v1 frame) or `staff` (v2 frame).
     package var kind: String
     package var zone: Int
+    /// The configured name of a circuit beacon's zone (`zones.names`); nil for staff beacons, an
+    /// unnamed zone, or an older daemon.
+    package var zoneName: String?
     package var sourceID: Int?
     package var address: String
     package var mode: String
@@ -26,6 +29,7 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
 
     enum CodingKeys: String, CodingKey {
         case key, kind, zone
+        case zoneName = "zone_name"
         case sourceID = "source_id"
         case address = "addr"
         case mode, rssi
@@ -38,13 +42,14 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
     }
 
     package init(
-        key: String, kind: String, zone: Int, sourceID: Int?, address: String, mode: String, rssi: Int?,
-        distance: Double?, sequence: Int, ttl: Int, active: Bool, held: Bool, contested: Bool, ttlLeft: Double?,
-        lastSeen: Double?, temperature: Int?, rejected: String?
+        key: String, kind: String, zone: Int, zoneName: String? = nil, sourceID: Int?, address: String, mode: String,
+        rssi: Int?, distance: Double?, sequence: Int, ttl: Int, active: Bool, held: Bool, contested: Bool,
+        ttlLeft: Double?, lastSeen: Double?, temperature: Int?, rejected: String?
     ) {
         self.key = key
         self.kind = kind
         self.zone = zone
+        self.zoneName = zoneName
         self.sourceID = sourceID
         self.address = address
         self.mode = mode
@@ -63,9 +68,10 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
 
     /// `override` is the engine's active entry for the key, if any; `directory` what was last
     /// heard from it; `configuration` gives the ranging model for a beacon that is not an
-    /// override. Nil when neither is known.
+    /// override; `zoneNames` the name of a circuit beacon's zone. Nil when neither is known.
     init?(
-        override: ActiveOverride?, directory: BeaconDirectory.Entry?, configuration: FusionConfiguration, now: Int64
+        override: ActiveOverride?, directory: BeaconDirectory.Entry?, configuration: FusionConfiguration,
+        zoneNames: ZoneNames = ZoneNames(), now: Int64
     ) {
         guard let key = override?.key ?? directory?.key, let signal = override?.signal ?? directory?.signal else {
             return nil
@@ -78,9 +84,11 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
         let lastSeen = (directory?.lastSeen ?? override?.receivedAt).map {
             max(0, Double(now) - Double($0)) / 1_000_000
         }
+        let isCircuit = signal.version == .v1
         self.init(
-            key: key.description, kind: signal.version == .v1 ? "circuit" : "staff", zone: Int(signal.zone),
-            sourceID: signal.sourceID.map { Int($0) }, address: key.address.description, mode: signal.mode.name,
+            key: key.description, kind: isCircuit ? "circuit" : "staff", zone: Int(signal.zone),
+            zoneName: isCircuit ? zoneNames[signal.zone] : nil, sourceID: signal.sourceID.map { Int($0) },
+            address: key.address.description, mode: signal.mode.name,
             rssi: (directory?.rssi ?? override?.rssi).map { Int($0) }, distance: override?.distance ?? heard,
             sequence: Int(signal.sequence), ttl: Int(signal.ttl), active: override != nil,
             held: override?.heldClaim != nil, contested: override?.isContested ?? false, ttlLeft: ttlLeft,
@@ -92,6 +100,7 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
         writer.key("key"); writer.string(key)
         writer.key("kind"); writer.string(kind)
         writer.key("zone"); writer.int(zone)
+        writer.key("zone_name"); writer.string(orNull: zoneName)
         writer.key("source_id"); writer.int(sourceID)
         writer.key("addr"); writer.string(address)
         writer.key("mode"); writer.string(mode)

@@ -10,6 +10,9 @@ package struct StateMessage: Hashable, Sendable, Decodable, RenderedMessage {
     /// `beacon`, `remote` or `none`.
     package var source: String
     package var zone: Int?
+    /// The configured name of `zone` (`zones.names`); nil when it has none, there is no zone, or the
+    /// daemon is older than the field.
+    package var zoneName: String?
     package var beacon: BeaconReport?
     package var remote: RemoteReport?
     package var scanner: ScannerStatus
@@ -17,18 +20,21 @@ package struct StateMessage: Hashable, Sendable, Decodable, RenderedMessage {
     enum CodingKeys: String, CodingKey {
         case seq
         case time = "ts"
-        case mode, source, zone, beacon, remote, scanner
+        case mode, source, zone
+        case zoneName = "zone_name"
+        case beacon, remote, scanner
     }
 
     package init(
-        seq: Int, time: WallTime, mode: String, source: String, zone: Int?, beacon: BeaconReport?,
-        remote: RemoteReport?, scanner: ScannerStatus
+        seq: Int, time: WallTime, mode: String, source: String, zone: Int?, zoneName: String? = nil,
+        beacon: BeaconReport?, remote: RemoteReport?, scanner: ScannerStatus
     ) {
         self.seq = seq
         self.time = time
         self.mode = mode
         self.source = source
         self.zone = zone
+        self.zoneName = zoneName
         self.beacon = beacon
         self.remote = remote
         self.scanner = scanner
@@ -41,11 +47,12 @@ package struct StateMessage: Hashable, Sendable, Decodable, RenderedMessage {
         if state.source == .beacon, let override = state.override {
             beacon = BeaconReport(
                 override: override, directory: view.directory.entry(for: override.key),
-                configuration: view.configuration, now: state.time)
+                configuration: view.configuration, zoneNames: view.zoneNames, now: state.time)
         }
         self.init(
             seq: seq, time: WallTime(micros: view.wallMicros), mode: state.decision.modeName,
-            source: state.source.rawValue, zone: state.zone.map { Int($0) }, beacon: beacon,
+            source: state.source.rawValue, zone: state.zone.map { Int($0) }, zoneName: view.zoneNames[state.zone],
+            beacon: beacon,
             remote: state.remote.map(RemoteReport.init), scanner: view.scanner)
     }
 
@@ -63,6 +70,7 @@ package struct StateMessage: Hashable, Sendable, Decodable, RenderedMessage {
         writer.key("mode"); writer.string(mode)
         writer.key("source"); writer.string(source)
         writer.key("zone"); writer.int(zone)
+        writer.key("zone_name"); writer.string(orNull: zoneName)
         writer.key("beacon")
         if let beacon { beacon.render(into: &writer) } else { writer.null() }
         writer.key("remote"); remote.render(into: &writer)
@@ -99,6 +107,8 @@ struct PublicationView {
     var state: PublishedState
     var directory: BeaconDirectory
     var configuration: FusionConfiguration
+    /// `zones.names`: the hub's, kept out of the fusion engine.
+    var zoneNames: ZoneNames = ZoneNames()
     var scanner: ScannerStatus
     var wallMicros: Int64
 }
