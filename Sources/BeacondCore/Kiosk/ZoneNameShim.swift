@@ -1,3 +1,0 @@
-extension StateMessage {
-    var zoneName: String? { nil }
-}
