@@ -62,10 +62,10 @@ import Testing
 }
 
 // glibc's pseudo-terminal calls, which the Glibc module does not import (they are XOPEN).
-@_silgen_name("posix_openpt") private func posix_openpt(_ flags: Int32) -> Int32
-@_silgen_name("grantpt") private func grantpt(_ fd: Int32) -> Int32
-@_silgen_name("unlockpt") private func unlockpt(_ fd: Int32) -> Int32
-@_silgen_name("ptsname") private func ptsname(_ fd: Int32) -> UnsafeMutablePointer<CChar>?
+@_silgen_name("posix_openpt") private func openPseudoTerminal(_ flags: Int32) -> Int32
+@_silgen_name("grantpt") private func grantPseudoTerminal(_ fd: Int32) -> Int32
+@_silgen_name("unlockpt") private func unlockPseudoTerminal(_ fd: Int32) -> Int32
+@_silgen_name("ptsname") private func pseudoTerminalName(_ fd: Int32) -> UnsafeMutablePointer<CChar>?
 
 @Suite struct KioskTerminalPartsTests {
     @Test(arguments: [
@@ -117,11 +117,11 @@ import Testing
     }
 
     @Test func theTerminalIsTakenAndGivenBackOnAPseudoTerminal() throws {
-        let master = posix_openpt(O_RDWR | O_NOCTTY)
+        let master = openPseudoTerminal(O_RDWR | O_NOCTTY)
         try #require(master >= 0)
         defer { close(master) }
-        #expect(grantpt(master) == 0 && unlockpt(master) == 0)
-        let name = try #require(ptsname(master).map { String(cString: $0) })
+        #expect(grantPseudoTerminal(master) == 0 && unlockPseudoTerminal(master) == 0)
+        let name = try #require(pseudoTerminalName(master).map { String(cString: $0) })
         let slave = open(name, O_RDWR | O_NOCTTY)
         try #require(slave >= 0)
         defer { close(slave) }

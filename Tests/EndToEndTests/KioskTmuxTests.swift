@@ -88,7 +88,8 @@ import Testing
         let pid = try #require(Self.kioskPID(tmux))
         let cpuBefore = try #require(ProcessFigures.cpuSeconds(pid))
         let started = Date()
-        usleep(10_000_000)  // real time on purpose: the CPU used while idle is what is measured
+        // Real time on purpose: the CPU used while idle is what is measured.
+        usleep(10_000_000)
         let cpu = try #require(ProcessFigures.cpuSeconds(pid)) - cpuBefore
         let wall = Date().timeIntervalSince(started)
         let rss = try #require(ProcessFigures.residentKilobytes(pid))
@@ -112,7 +113,8 @@ import Testing
         #expect(tmux.text().contains { $0.contains("No contact with beacond for") })
 
         // A new daemon on the same socket: the kiosk reconnects by itself (backoff at most 2 s).
-        let second = try DaemonProcess(["--backend", "replay", "--replay", Self.evacuation, "--speed", "1"], name: name)
+        let second = try DaemonProcess(
+            ["--backend", "replay", "--replay", Self.evacuation, "--speed", "1"], name: name)
         #expect(second.socket == daemon.socket)
         #expect(tmux.waitFor { $0.statusLine() == "EVACUATE" }, "\(tmux.text())")
         #expect(tmux.text().contains { $0.contains("Zone 1") })

@@ -11,10 +11,9 @@ final class TmuxSession {
     /// The tmux executable on PATH, or nil (the tests are skipped; `make deps` installs it).
     static let executable: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(
-            atPath: "\(directory)/tmux")
-        {
-            return "\(directory)/tmux"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/tmux"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
     }()
@@ -116,7 +115,7 @@ final class TmuxSession {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([executable, "-L", server] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         close(fds[1])

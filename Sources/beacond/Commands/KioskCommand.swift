@@ -33,7 +33,7 @@ struct KioskCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Colours: auto (from COLORTERM, TERM and NO_COLOR), truecolor, 256, 16 or none (text only).",
-            valueName: "auto|truecolor|256|16|none"))
+            valueName: "colors"))
     var colors = TerminalCapabilities.Choice.auto
 
     // The browser kiosk (`--web ADDR:PORT`, `--web-allow-remote`) adds its options here and
