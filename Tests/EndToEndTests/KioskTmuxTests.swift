@@ -8,12 +8,13 @@ import Testing
 @Suite(.serialized) struct KioskTmuxTests {
     static let base: Int64 = 1_778_932_800_000_000
 
-    /// Safety car in zone 2 at once, red flag in zone 3 five seconds later; both for 255 s.
+    /// Safety car in zone 2 at once, red flag in zone 3 eight seconds later (time for a slow start of
+    /// tmux and the kiosk to show the safety car first); both for 255 s.
     static let safetyCarThenRedFlag = CaptureTimeExtremesTests.btsnoop(
         "kiosk-sc-red.btsnoop",
         [
             (base, CaptureTimeExtremesTests.h4(zone: 2, mode: .safetyCar, sequence: 1, ttl: 255)),
-            (base + 5_000_000, CaptureTimeExtremesTests.h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 255)),
+            (base + 8_000_000, CaptureTimeExtremesTests.h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 255)),
         ])
 
     /// Evacuation in zone 1 for 255 s.
