@@ -7,6 +7,8 @@ import Foundation
 final class TmuxSession {
     let server: String
     private var alive = true
+    /// The server's socket file, removed with it (tmux leaves it behind).
+    private var socketPath = ""
 
     /// The tmux executable on PATH, or nil (the tests are skipped; `make deps` installs it).
     static let executable: String? = {
@@ -28,6 +30,7 @@ final class TmuxSession {
         guard result.status == 0 else { throw TmuxError(message: "tmux new-session exited \(result.status)") }
         // The kiosk's exit status and screen stay readable after it ends.
         _ = try run(["set-option", "-t", "kiosk", "remain-on-exit", "on"])
+        socketPath = display("#{socket_path}")
     }
 
     deinit { kill() }
@@ -42,6 +45,7 @@ final class TmuxSession {
         guard alive else { return }
         alive = false
         _ = try? run(["kill-server"])
+        if socketPath.hasPrefix("/") { unlink(socketPath) }
     }
 
     /// The screen as text, one string per row (trailing spaces removed).
