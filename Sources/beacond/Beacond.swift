@@ -11,23 +11,25 @@ struct Beacond: AsyncParsableCommand {
         version: BeacondVersion.current,
         subcommands: [
             RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
+            KioskCommand.self,
         ]
     )
 }
 
-/// The entry point: a synchronous `main`, so `beacond run` blocks its signals before the Swift
-/// concurrency runtime, NIO or anything else starts a thread (`DaemonSignals`); then the command
-/// runs as an async task.
+/// The entry point: a synchronous `main`, so `beacond run` and `beacond kiosk` block their signals
+/// before the Swift concurrency runtime, NIO or anything else starts a thread (`DaemonSignals`);
+/// then the command runs as an async task.
 ///
-/// For `run` the main thread then parks on a semaphore instead of `dispatchMain()`: on Linux,
+/// For `run` and `kiosk` the main thread then parks on a semaphore instead of `dispatchMain()`: on Linux,
 /// libdispatch parks the main thread in `sigsuspend` with an empty mask, which would unblock the
 /// signals there again and let an early one kill the process. Nothing in beacond uses the main
 /// queue. Other commands keep `dispatchMain()` and the default actions (Ctrl-C stops a `scan`).
 @main
 enum BeacondMain {
     static func main() {
-        let daemon = DaemonSignals.needed(arguments: CommandLine.arguments)
-        if daemon { DaemonSignals.block() }
+        let signals = DaemonSignals.handled(byCommandIn: CommandLine.arguments)
+        let daemon = !signals.isEmpty
+        if daemon { DaemonSignals.block(signals) }
         Task.detached {
             await Beacond.main()
             exit(0)

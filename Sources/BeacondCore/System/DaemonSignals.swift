@@ -10,6 +10,21 @@ import Glibc
 /// SIGTERM stops gracefully). Other commands keep the default actions, so Ctrl-C stops `scan`.
 package enum DaemonSignals {
     static let handled: [Int32] = [SIGHUP, SIGTERM, SIGINT]
+    /// The signals `beacond kiosk` handles (`TerminalKiosk`): SIGTERM, SIGINT and SIGHUP (its
+    /// terminal hung up) stop it after restoring the terminal; SIGWINCH redraws. SIGWINCH is
+    /// ignored by default, and a process-directed signal that is ignored and not blocked is
+    /// discarded before a signalfd could read it, so it is blocked like the others.
+    static let kioskHandled: [Int32] = [SIGHUP, SIGTERM, SIGINT, SIGWINCH]
+
+    /// The signals the command in `arguments` handles itself, to block in `main` before any
+    /// thread starts: `handled` for `run`, `kioskHandled` for `kiosk`, none for the others.
+    package static func handled(byCommandIn arguments: [String]) -> [Int32] {
+        switch arguments.dropFirst().first {
+        case "run": handled
+        case "kiosk": kioskHandled
+        default: []
+        }
+    }
 
     /// True when the command line runs the daemon (`beacond run …`). The root command takes no
     /// options, so the subcommand is always the first argument.
@@ -17,12 +32,12 @@ package enum DaemonSignals {
         arguments.dropFirst().first == "run"
     }
 
-    /// Blocks `handled` in the calling thread; false if the kernel refused.
+    /// Blocks `signals` in the calling thread; false if the kernel refused.
     @discardableResult
-    package static func block() -> Bool {
+    package static func block(_ signals: [Int32] = handled) -> Bool {
         var set = sigset_t()
         sigemptyset(&set)
-        for signal in handled { sigaddset(&set, signal) }
+        for signal in signals { sigaddset(&set, signal) }
         return pthread_sigmask(SIG_BLOCK, &set, nil) == 0
     }
 

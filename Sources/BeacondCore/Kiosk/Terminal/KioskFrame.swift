@@ -1,0 +1,151 @@
+/// One full frame of the terminal kiosk, as bytes: a pure function of the view, the terminal's
+/// size and colours, and the flash phase (docs/kiosk.md).
+///
+/// Every cell of the screen is written, in the flag's colours: the headline in block letters
+/// (`BlockFont`, at the largest scale that fits, else as plain text), the details under it, and
+/// the plain status on the bottom row, so screen readers and capture tools read the mode as text.
+/// Each row starts with its own cursor position and colours, so the frame overwrites the whole
+/// screen from the home position without clearing it first (no flicker) and a row scribbled over
+/// by someone else is repaired by the next frame.
+package enum KioskFrame {
+    /// Sizes beyond these are drawn at these: a frame stays a few megabytes at most.
+    package static let maxColumns = 1024
+    package static let maxRows = 512
+    /// The largest vertical scale of the block letters (rows per pixel).
+    package static let maxScale = 4
+
+    /// The bytes of the frame. `alternate`: the flash's second phase (white) when the view flashes.
+    package static func render(
+        _ view: KioskView, columns: Int, rows: Int, capabilities: TerminalCapabilities, alternate: Bool
+    ) -> [UInt8] {
+        let screen = lines(view, columns: columns, rows: rows)
+        let colors = capabilities.sgr(KioskColors.of(view.flag, alternate: alternate && view.flashes))
+        var frame = ""
+        frame.reserveCapacity(screen.count * (colors.utf8.count + 12) + screen.reduce(0) { $0 + $1.utf8.count })
+        if screen.isEmpty { frame += "\u{1B}[H" }
+        for (index, line) in screen.enumerated() {
+            frame += index == 0 ? "\u{1B}[H" : "\u{1B}[\(index + 1);1H"
+            frame += colors
+            frame += line
+        }
+        return Array(frame.utf8)
+    }
+
+    /// The screen's rows as text, each exactly `columns` cells wide (sizes clamped to 0 and to the
+    /// maximums): the headline and details centred, the status on the last row.
+    package static func lines(_ view: KioskView, columns: Int, rows: Int) -> [String] {
+        let columns = min(max(columns, 0), maxColumns)
+        let rows = min(max(rows, 0), maxRows)
+        guard rows > 0 else { return [] }
+        var content = Array(repeating: "", count: rows)
+        content[rows - 1] = view.status
+        let body = rows - 1
+        let details = view.details.map { KioskText.stripped($0, limit: KioskView.detailLimit) }.filter { !$0.isEmpty }
+        let headline =
+            blockHeadline(view.headline, columns: columns, body: body, detailCount: details.count)
+            ?? (body > 0 ? [view.headline] : [])
+        let room = body - headline.count
+        let shown = room >= 2 ? min(details.count, room - 1) : 0
+        let height = headline.count + (shown > 0 ? 1 + shown : 0)
+        var row = max(0, (body - height) / 2)
+        for line in headline {
+            content[row] = line
+            row += 1
+        }
+        if shown > 0 {
+            row += 1
+            for line in details.prefix(shown) {
+                content[row] = line
+                row += 1
+            }
+        }
+        return content.map { KioskCells.centred($0, columns: columns) }
+    }
+
+    /// The headline in block letters at the largest scale that leaves room for the details (at
+    /// scale 1 the letters win and the details take what is left); nil when none fits.
+    static func blockHeadline(_ text: String, columns: Int, body: Int, detailCount: Int) -> [String]? {
+        guard BlockFont.canDraw(text) else { return nil }
+        for yScale in stride(from: maxScale, through: 1, by: -1) {
+            let detailRows = yScale == 1 || detailCount == 0 ? 0 : 1 + detailCount
+            guard BlockFont.height * yScale + detailRows <= body else { continue }
+            // Terminal cells are about twice as tall as wide: up to two columns per pixel row.
+            for xScale in stride(from: 2 * yScale, through: yScale, by: -1) {
+                guard let width = BlockFont.width(of: text, xScale: xScale), width + 2 <= columns else { continue }
+                return BlockFont.rows(text, xScale: xScale, yScale: yScale)
+            }
+        }
+        return nil
+    }
+}
+
+/// Text measured in terminal cells.
+package enum KioskCells {
+    /// Cells `scalar` takes: 0 for combining marks, 2 for wide (East Asian, emoji) characters, 1
+    /// otherwise; nil for what is never drawn: controls, bidi controls, separators, format
+    /// characters and unassigned code points.
+    package static func width(_ scalar: Unicode.Scalar) -> Int? {
+        if TerminalText.needsEscape(scalar) { return nil }
+        switch scalar.properties.generalCategory {
+        case .format, .unassigned, .surrogate, .lineSeparator, .paragraphSeparator, .control: return nil
+        case .nonspacingMark, .enclosingMark: return 0
+        default: break
+        }
+        return isWide(scalar.value) ? 2 : 1
+    }
+
+    /// `text` without the scalars that are never drawn, cut to `columns` cells (a trailing "…"
+    /// marks the cut), centred, and padded with spaces to exactly `columns` cells.
+    package static func centred(_ text: String, columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        var kept = String.UnicodeScalarView()
+        var used = 0
+        var cut = false
+        var widthBeforeLast: [Int] = []
+        for scalar in text.unicodeScalars {
+            guard let width = width(scalar) else { continue }
+            if used + width > columns {
+                cut = true
+                break
+            }
+            kept.append(scalar)
+            widthBeforeLast.append(used)
+            used += width
+        }
+        if cut {
+            // Make room for the ellipsis: drop scalars from the end until one cell is free.
+            while used > columns - 1, let before = widthBeforeLast.popLast() {
+                kept.removeLast()
+                used = before
+            }
+            kept.append("…")
+            used += 1
+        }
+        let left = (columns - used) / 2
+        let right = columns - used - left
+        return String(repeating: " ", count: left) + String(kept) + String(repeating: " ", count: right)
+    }
+
+    /// Cells `text` takes, drawn as `centred` would keep it.
+    package static func width(of text: String) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + (width($1) ?? 0) }
+    }
+
+    private static func isWide(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x1100...0x115F, 0x231A...0x231B, 0x2329...0x232A, 0x23E9...0x23EC, 0x23F0, 0x23F3,
+            0x25FD...0x25FE, 0x2614...0x2615, 0x2648...0x2653, 0x267F, 0x2693, 0x26A1, 0x26AA...0x26AB,
+            0x26BD...0x26BE, 0x26C4...0x26C5, 0x26CE, 0x26D4, 0x26EA, 0x26F2...0x26F3, 0x26F5, 0x26FA,
+            0x26FD, 0x2705, 0x270A...0x270B, 0x2728, 0x274C, 0x274E, 0x2753...0x2755, 0x2757,
+            0x2795...0x2797, 0x27B0, 0x27BF, 0x2B1B...0x2B1C, 0x2B50, 0x2B55, 0x2E80...0x303E,
+            0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF, 0xA960...0xA97F,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19, 0xFE30...0xFE6F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F004, 0x1F0CF, 0x1F18E, 0x1F191...0x1F19A, 0x1F200...0x1F2FF,
+            0x1F300...0x1F64F, 0x1F680...0x1F6FF, 0x1F7E0...0x1F7EB, 0x1F900...0x1F9FF,
+            0x1FA70...0x1FAFF, 0x20000...0x2FFFD, 0x30000...0x3FFFD:
+            true
+        default:
+            false
+        }
+    }
+}

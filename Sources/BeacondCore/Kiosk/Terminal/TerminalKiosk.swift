@@ -1,0 +1,155 @@
+import Glibc
+import Synchronization
+import UnixSignals
+
+/// `beacond kiosk` in a terminal: follows the daemon (`TrackStateFeed`) and draws `KioskView`
+/// full-screen (`KioskFrame`), until SIGTERM, SIGINT or SIGHUP.
+///
+/// One loop draws, woken by: a state or a lost connection (redrawn at once), SIGWINCH (redrawn
+/// at the new size), and a tick on the monotonic clock, every 500 ms while the evacuation flag
+/// flashes and every second otherwise (the ages move, and a full repaint each second repairs
+/// anything written over the screen, such as kernel messages on a console). Nothing else runs:
+/// idle, the kiosk sleeps between ticks. The daemon going away is shown, never a reason to exit.
+///
+/// The caller blocks SIGTERM, SIGINT, SIGHUP and SIGWINCH in every thread before starting any
+/// (`DaemonSignals`), so they reach `UnixSignalsSequence` (a signalfd) instead of their defaults.
+package enum TerminalKiosk {
+    package struct Options: Sendable {
+        package var socket: String
+        /// No flash: the evacuation flag stays red.
+        package var steady = false
+        package var capabilities: TerminalCapabilities
+
+        package init(socket: String, steady: Bool = false, capabilities: TerminalCapabilities) {
+            self.socket = socket
+            self.steady = steady
+            self.capabilities = capabilities
+        }
+    }
+
+    /// Why the loop ended.
+    package enum Ending: Error, CustomStringConvertible {
+        /// SIGTERM, SIGINT or SIGHUP: exit 0.
+        case signal(Int32)
+        /// The terminal cannot be written to (a hung-up tty): exit 1.
+        case terminal(KioskTerminal.WriteError)
+        /// The feed's thread did not start: exit 1.
+        case feed(PosixThread.StartError)
+
+        package var description: String {
+            switch self {
+            case .signal(let number): "stopped by signal \(number)"
+            case .terminal(let error): "\(error)"
+            case .feed(let error): "\(error)"
+            }
+        }
+    }
+
+    /// The flash's half period.
+    static let flashMicros: Int64 = 500_000
+    /// The tick when nothing flashes.
+    static let refreshMicros: Int64 = 1_000_000
+
+    /// Runs the kiosk until a quit signal (returned) or a failure (thrown); the terminal is
+    /// restored either way.
+    package static func run(_ options: Options) async -> Ending {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup, .sigwinch)
+        let (wakes, waker) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(32))
+        let start = LinkState(since: MonotonicClock.wallMicros(), reason: "connecting to \(options.socket)")
+        let shared = Shared(link: start)
+        let feed = TrackStateFeed(configuration: .init(path: options.socket)) { event in
+            shared.link.withLock { $0.apply(event, now: MonotonicClock.wallMicros()) }
+            waker.yield(.link)
+        }
+        let signalTask = Task {
+            for await signal in signals { waker.yield(.signal(signal.rawValue)) }
+        }
+        let tickTask = Task {
+            while !Task.isCancelled {
+                let period = shared.flashing.load(ordering: .relaxed) ? flashMicros : refreshMicros
+                // Sleep to the next whole period, so ticks fall on the flash's phase changes.
+                let now = MonotonicClock.micros()
+                let wait = period - now % period + 1_000
+                try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000)
+                waker.yield(.tick)
+            }
+        }
+        let terminal = KioskTerminal(resetsColors: options.capabilities.colors != .none)
+        defer {
+            feed.stop()
+            tickTask.cancel()
+            signalTask.cancel()
+            waker.finish()
+            terminal.restore()
+        }
+        do throws(Ending) {
+            do throws(KioskTerminal.WriteError) { try terminal.enter() } catch { throw .terminal(error) }
+            do throws(PosixThread.StartError) { try feed.start() } catch { throw .feed(error) }
+            let painter = Painter(options: options, terminal: terminal)
+            try painter.draw(shared)
+            for await wake in wakes {
+                if case .signal(let number) = wake, number != SIGWINCH { return .signal(number) }
+                try painter.draw(shared)
+            }
+            return .signal(SIGTERM)
+        } catch {
+            return error
+        }
+    }
+
+    enum Wake: Sendable {
+        case link, tick
+        case signal(Int32)
+    }
+
+    /// What the feed's thread, the ticker and the loop share.
+    final class Shared: Sendable {
+        let link: Mutex<LinkState>
+        /// Whether the frame on screen flashes: the ticker then ticks every half period.
+        let flashing = Atomic<Bool>(false)
+
+        init(link: LinkState) {
+            self.link = Mutex(link)
+        }
+    }
+
+    /// The link as the kiosk sees it: the daemon's latest state, or NO SIGNAL since the first loss.
+    struct LinkState: Sendable {
+        var link: KioskView.Link
+
+        init(since: Int64, reason: String) {
+            link = .unreachable(since: since, reason: reason)
+        }
+
+        mutating func apply(_ event: TrackStateFeed.Event, now: Int64) {
+            switch event {
+            case .connected(let state), .state(let state):
+                link = .connected(state)
+            case .lost(let reason):
+                // Repeated failures to reconnect keep the time of the first loss.
+                if case .unreachable(let since, _) = link {
+                    link = .unreachable(since: since, reason: reason)
+                } else {
+                    link = .unreachable(since: now, reason: reason)
+                }
+            }
+        }
+    }
+
+    /// Draws frames: the view now, at the terminal's size now, in the flash phase now.
+    struct Painter {
+        let options: Options
+        let terminal: KioskTerminal
+
+        func draw(_ shared: Shared) throws(Ending) {
+            let view = KioskView(link: shared.link.withLock { $0.link }, now: MonotonicClock.wallMicros())
+            let flashes = view.flashes && !options.steady
+            shared.flashing.store(flashes, ordering: .relaxed)
+            let alternate = flashes && (MonotonicClock.micros() / TerminalKiosk.flashMicros) % 2 == 1
+            let size = terminal.size()
+            let frame = KioskFrame.render(
+                view, columns: size.columns, rows: size.rows, capabilities: options.capabilities, alternate: alternate)
+            do throws(KioskTerminal.WriteError) { try terminal.write(frame) } catch { throw .terminal(error) }
+        }
+    }
+}

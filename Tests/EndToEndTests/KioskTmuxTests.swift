@@ -1,0 +1,167 @@
+import BLEPayload
+import BeacondTestSupport
+import Foundation
+import Testing
+
+/// `beacond kiosk` in a real terminal (tmux), against `beacond run --backend replay`: the screen is
+/// read with `capture-pane` and every wait polls it until the expected text appears.
+@Suite(.serialized) struct KioskTmuxTests {
+    static let base: Int64 = 1_778_932_800_000_000
+
+    /// Safety car in zone 2 at once, red flag in zone 3 eight seconds later (time for a slow start of
+    /// tmux and the kiosk to show the safety car first); both for 255 s.
+    static let safetyCarThenRedFlag = CaptureTimeExtremesTests.btsnoop(
+        "kiosk-sc-red.btsnoop",
+        [
+            (base, CaptureTimeExtremesTests.h4(zone: 2, mode: .safetyCar, sequence: 1, ttl: 255)),
+            (base + 8_000_000, CaptureTimeExtremesTests.h4(zone: 3, mode: .redFlag, sequence: 1, ttl: 255)),
+        ])
+
+    /// Evacuation in zone 1 for 255 s.
+    static let evacuation = CaptureTimeExtremesTests.btsnoop(
+        "kiosk-evacuation.btsnoop",
+        [(base, CaptureTimeExtremesTests.h4(zone: 1, mode: .evacuation, sequence: 1, ttl: 255))])
+
+    /// Background colours as the kiosk sends them in truecolor (KioskColors).
+    static let amber = "\u{1B}[48;2;255;130;0m"
+    static let red = "\u{1B}[48;2;210;0;0m"
+    static let white = "\u{1B}[48;2;255;255;255m"
+    static let grey = "\u{1B}[48;2;90;90;90m"
+
+    /// The pane's command: a line before, the kiosk in 24-bit colour, then its exit status, so the
+    /// test sees the main screen come back.
+    static func paneCommand(socket: String, steady: Bool) -> String {
+        let kiosk = "'\(BeacondProcess.executable.path)' kiosk --socket '\(socket)'" + (steady ? " --steady" : "")
+        return "echo before-kiosk; env -u NO_COLOR COLORTERM=truecolor \(kiosk); echo EXIT=$?; sleep 600"
+    }
+
+    /// The kiosk's pid: the child of the pane's shell.
+    static func kioskPID(_ tmux: TmuxSession) -> Int32? {
+        guard let shell = Int32(tmux.display("#{pane_pid}")) else { return nil }
+        var pid: Int32?
+        _ = blockingWaitUntil(within: 5) {
+            pid = ProcessFigures.child(of: shell)
+            return pid != nil
+        }
+        return pid
+    }
+
+    /// A row's text as the kiosk centres it in `columns` (trailing spaces trimmed).
+    static func centred(_ text: String, columns: Int) -> String {
+        String(repeating: " ", count: (columns - text.count) / 2) + text
+    }
+
+    @Test(.enabled(if: TmuxSession.available, "tmux is not installed (make deps installs it): kiosk tests skipped"))
+    func followsTheDaemonThroughResizeLossAndRecovery() throws {
+        let name = "kiosk-\(UUID().uuidString.prefix(8).lowercased())"
+        let daemon = try DaemonProcess(
+            ["--backend", "replay", "--replay", Self.safetyCarThenRedFlag, "--speed", "1"], name: name)
+        #expect(daemon.waitForLog("listening on"))
+        // Reads the same states as the kiosk, for the red flag's publication time.
+        let client = try LineClient(path: daemon.socket)
+        let tmux = try TmuxSession(
+            columns: 80, rows: 24, command: Self.paneCommand(socket: daemon.socket, steady: true))
+        defer { tmux.kill() }
+
+        // The mode as text on the last row, its colour, the zone and the big letters.
+        #expect(tmux.waitFor { $0.statusLine() == "SC" }, "\(tmux.text())")
+        let safetyCar = tmux.text()
+        #expect(safetyCar.count == 24)
+        #expect(safetyCar.contains { $0.contains("Zone 2") })
+        #expect(safetyCar.contains { $0.contains("Source: track beacon") })
+        #expect(safetyCar.filter { $0.contains("██") }.count >= 7)
+        #expect(tmux.escaped().contains(Self.amber))
+
+        // Redraw latency: from the state's publication (its "ts") to the pane showing it.
+        #expect(tmux.waitFor(timeout: 20) { $0.statusLine() == "RED FLAG" }, "\(tmux.text())")
+        let shownAt = Date().timeIntervalSince1970
+        var state = client.next(type: "state")
+        while let current = state, current["mode"] as? String != "red_flag" { state = client.next(type: "state") }
+        let publishedAt = try #require(state?["ts"] as? Double)
+        let latency = shownAt - publishedAt
+        print("kiosk redraw latency (state published → pane shows it): \(Int(latency * 1000)) ms")
+        #expect(latency < 0.5, "redraw latency \(latency) s")
+        #expect(tmux.escaped().contains(Self.red))
+        #expect(!tmux.escaped().contains(Self.amber))
+        #expect(tmux.text().contains { $0.contains("Zone 3") })
+
+        // Idle: a state held, the kiosk ticking once a second.
+        let pid = try #require(Self.kioskPID(tmux))
+        let cpuBefore = try #require(ProcessFigures.cpuSeconds(pid))
+        let started = Date()
+        // Real time on purpose: the CPU used while idle is what is measured.
+        usleep(10_000_000)
+        let cpu = try #require(ProcessFigures.cpuSeconds(pid)) - cpuBefore
+        let wall = Date().timeIntervalSince(started)
+        let rss = try #require(ProcessFigures.residentKilobytes(pid))
+        print("kiosk idle: \(String(format: "%.2f", cpu)) s CPU in \(String(format: "%.1f", wall)) s, RSS \(rss) kB")
+        #expect(cpu < 0.05 * wall, "CPU \(cpu) s in \(wall) s")
+        #expect(rss < 100_000)
+
+        // SIGWINCH: redrawn at the new size, larger and down to 20x6.
+        try tmux.resize(columns: 100, rows: 30)
+        #expect(tmux.waitFor { $0.text().count == 30 && $0.text().last == Self.centred("RED FLAG", columns: 100) })
+        try tmux.resize(columns: 20, rows: 6)
+        #expect(tmux.waitFor { $0.text().count == 6 && $0.text().last == Self.centred("RED FLAG", columns: 20) })
+        #expect(tmux.text().allSatisfy { $0.count <= 20 })
+        try tmux.resize(columns: 80, rows: 24)
+        #expect(tmux.waitFor { $0.text().count == 24 && $0.text().last == Self.centred("RED FLAG", columns: 80) })
+
+        // The daemon dies: NO SIGNAL, in grey, with the reason.
+        #expect(daemon.stop(signal: SIGKILL) != nil)
+        #expect(tmux.waitFor { $0.statusLine() == "NO SIGNAL — daemon unreachable" }, "\(tmux.text())")
+        #expect(tmux.escaped().contains(Self.grey))
+        #expect(tmux.text().contains { $0.contains("No contact with beacond for") })
+
+        // A new daemon on the same socket: the kiosk reconnects by itself (backoff at most 2 s).
+        let second = try DaemonProcess(
+            ["--backend", "replay", "--replay", Self.evacuation, "--speed", "1"], name: name)
+        #expect(second.socket == daemon.socket)
+        #expect(tmux.waitFor { $0.statusLine() == "EVACUATE" }, "\(tmux.text())")
+        #expect(tmux.text().contains { $0.contains("Zone 1") })
+        // --steady: red every time, never the white phase.
+        for _ in 0..<6 {
+            let screen = tmux.escaped()
+            #expect(screen.contains(Self.red) && !screen.contains(Self.white))
+            usleep(250_000)
+        }
+
+        // SIGTERM: the terminal comes back (main screen, cursor shown) and the exit status is 0.
+        kill(pid, SIGTERM)
+        #expect(tmux.waitFor { $0.text().contains("EXIT=0") }, "\(tmux.text())")
+        #expect(tmux.text().contains("before-kiosk"))
+        #expect(tmux.display("#{alternate_on}") == "0")
+        #expect(tmux.display("#{cursor_flag}") == "1")
+        #expect(second.stop() != nil)
+    }
+
+    @Test(.enabled(if: TmuxSession.available, "tmux is not installed (make deps installs it): kiosk tests skipped"))
+    func evacuationFlashesRedAndWhiteAndSIGINTRestores() throws {
+        let daemon = try DaemonProcess(["--backend", "replay", "--replay", Self.evacuation, "--speed", "1"])
+        #expect(daemon.waitForLog("listening on"))
+        let tmux = try TmuxSession(
+            columns: 80, rows: 24, command: Self.paneCommand(socket: daemon.socket, steady: false))
+        defer { tmux.kill() }
+        #expect(tmux.waitFor { $0.statusLine() == "EVACUATE" }, "\(tmux.text())")
+        // Two captures differ in the background: red with white letters, then white with red ones.
+        var sawRed = false
+        var sawWhite = false
+        var letters: Set<[String]> = []
+        _ = blockingWaitUntil(within: 10, intervalMicros: 50_000) {
+            let screen = tmux.escaped()
+            if screen.contains(Self.red) { sawRed = true }
+            if screen.contains(Self.white) && screen.contains("\u{1B}[38;2;210;0;0m") { sawWhite = true }
+            letters.insert(
+                tmux.text().map { $0.replacingOccurrences(of: #"\d+ s"#, with: "", options: .regularExpression) })
+            return sawRed && sawWhite
+        }
+        #expect(sawRed && sawWhite, "red \(sawRed), white \(sawWhite)")
+        // Only the colours change between the phases (the age line aside).
+        #expect(letters.count == 1)
+        let pid = try #require(Self.kioskPID(tmux))
+        kill(pid, SIGINT)
+        #expect(tmux.waitFor { $0.text().contains("EXIT=0") }, "\(tmux.text())")
+        #expect(tmux.display("#{alternate_on}") == "0")
+        #expect(daemon.stop() != nil)
+    }
+}
