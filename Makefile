@@ -83,6 +83,7 @@ demo: build
 		sleep 5; echo "== beacond status, 100 s into the race"; $(BIN) status --socket $(DEMO_SOCKET); \
 		sleep 9; echo "== beacond status, after the last beacon expired"; $(BIN) status --socket $(DEMO_SOCKET); \
 		kill -TERM $$pid; wait $$pid
+	@scripts/demo-kiosk.sh $(BIN) $(EXAMPLE) $(DEMO_SOCKET) out
 
 # The binary to install: release, with the Swift runtime and Foundation linked in statically, so
 # a kiosk needs no Swift toolchain and the daemon maps only what it uses (idle RSS 25 MB instead
