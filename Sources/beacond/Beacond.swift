@@ -11,6 +11,7 @@ struct Beacond: AsyncParsableCommand {
         version: BeacondVersion.current,
         subcommands: [
             RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
+            WebKioskCommand.self,
         ]
     )
 }
