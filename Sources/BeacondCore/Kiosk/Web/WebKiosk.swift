@@ -89,9 +89,47 @@ package final class WebKioskServer: Sendable {
 
     /// Binds, starts the refresh ticks and the daemon feed.
     package func start() async throws {
+        let channel: any Channel
+        do {
+            let address = configuration.address
+            channel = try await bootstrap().bind(host: address.host, port: address.port).get()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw WebKiosk.StartError.bindFailed(configuration.address, reason: "\(error)")
+        }
+        let hub = self.hub
+        try await hub.eventLoop.submit { hub.start() }.get()
+        try started(channel)
+    }
+
+    /// `start()` for callers outside Swift concurrency (the tests).
+    @available(*, noasync)
+    package func startBlocking() throws {
+        let channel: any Channel
+        do {
+            channel = try bootstrap().bind(host: configuration.address.host, port: configuration.address.port).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw WebKiosk.StartError.bindFailed(configuration.address, reason: "\(error)")
+        }
+        let hub = self.hub
+        try hub.eventLoop.submit { hub.start() }.wait()
+        try started(channel)
+    }
+
+    private func started(_ channel: any Channel) throws(WebKiosk.StartError) {
+        channelBox.withLock { $0 = channel }
+        do {
+            try feed.start()
+        } catch {
+            throw .feedFailed(reason: "\(error)")
+        }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
         let hub = self.hub
         let idle = configuration.idleTimeout
-        let bootstrap = ServerBootstrap(group: group)
+        return ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 32 * 1024))
@@ -104,20 +142,6 @@ package final class WebKioskServer: Sendable {
                     try sync.addHandler(WebKioskHTTPHandler(hub: hub))
                 }
             }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.bind(host: configuration.address.host, port: configuration.address.port).get()
-        } catch {
-            try? await group.shutdownGracefully()
-            throw WebKiosk.StartError.bindFailed(configuration.address, reason: "\(error)")
-        }
-        channelBox.withLock { $0 = channel }
-        try await hub.eventLoop.submit { hub.start() }.get()
-        do {
-            try feed.start()
-        } catch {
-            throw WebKiosk.StartError.feedFailed(reason: "\(error)")
-        }
     }
 
     /// The address and port listened on (the port chosen when 0 was asked for).
@@ -129,6 +153,17 @@ package final class WebKioskServer: Sendable {
 
     package var closeFuture: EventLoopFuture<Void> {
         channelBox.withLock { $0?.closeFuture } ?? group.next().makeSucceededVoidFuture()
+    }
+
+    /// Stops the feed and the server, closing every connection.
+    @available(*, noasync)
+    package func shutdownBlocking() {
+        feed.stop()
+        let channel = channelBox.withLock { $0 }
+        try? channel?.close().wait()
+        let hub = self.hub
+        try? hub.eventLoop.submit { hub.stop() }.wait()
+        try? group.syncShutdownGracefully()
     }
 
     /// Stops the feed and the server, closing every connection.

@@ -67,6 +67,11 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// A malformed or oversized request (NIOHTTP1 has answered 400), or a socket error: closed.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable, let event = pendingEvent {
             pendingEvent = nil
