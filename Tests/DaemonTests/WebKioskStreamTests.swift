@@ -58,6 +58,33 @@ import Testing
         #expect(web.waitForHealth(503))
     }
 
+    /// State message → SSE event, over 40 changes (the scanner going up and down: the NO SIGNAL
+    /// view says "Scanner down" or not); the figures are printed for the README.
+    @Test func stateChangesReachTheStreamPromptly() throws {
+        let daemon = try SocketHarness()
+        defer { daemon.close() }
+        let web = try WebKioskHarness(socketPath: daemon.path)
+        defer { web.close() }
+        #expect(web.waitForHealth(200))
+        let stream = try Self.openStream(web)
+        defer { stream.close() }
+        _ = try stream.readHead()
+        _ = try stream.readEvent()
+        var latencies: [Int64] = []
+        for _ in 0..<40 {
+            let up = try daemon.onLoop { daemon.toggleScannerOnLoop(); return daemon.hub.scanner.state == .up }
+            let changed = MonotonicClock.micros()
+            _ = try stream.readEvent(timeout: 2) { event in
+                let down = (event["details"] as? [String])?.contains { $0.hasPrefix("Scanner ") } ?? false
+                return down != up
+            }
+            latencies.append(MonotonicClock.micros() - changed)
+        }
+        latencies.sort()
+        print("web kiosk: state change → SSE event: median \(latencies[20]) µs, max \(latencies[39]) µs (40)")
+        #expect(latencies[39] < 500_000)
+    }
+
     @Test func theStreamFollowsADaemonThatComesBack() throws {
         let path = SocketHarness.temporaryPath()
         let web = try WebKioskHarness(socketPath: path)
