@@ -137,6 +137,49 @@ struct WebKioskBrowserTests {
         #expect(Self.text(of: "headline", in: shot.dom) == "NO SIGNAL")
         #expect(Self.text(of: "status", in: shot.dom) == "NO SIGNAL — daemon unreachable")
     }
+
+    /// The page loses its stream (here: the kiosk server refuses it, its 64 streams taken): it
+    /// shows NO SIGNAL — kiosk server unreachable, not the red flag it got at first paint.
+    @Test func aRefusedStreamShowsTheKioskServerUnreachable() throws {
+        let daemon = try Self.daemon(mode: .redFlag, zone: 4)
+        defer { _ = daemon.stop() }
+        let kiosk = try WebKioskProcess(Self.kioskArguments(socket: daemon.socket, steady: false))
+        defer { kiosk.stop() }
+        let url = try #require(kiosk.waitForURL())
+        _ = try Self.load(url, flag: "red", name: "before-full")
+        let port = try #require(URL(string: url)?.port)
+        let streams = (0..<64).compactMap { _ in rawStream(port: port) }
+        defer { streams.forEach { close($0) } }
+        #expect(streams.count == 64)
+        var dom = ""
+        let lost = blockingWaitUntil(within: 20, intervalMicros: 200_000) {
+            dom = (try? Self.browser(["--dump-dom", url]).stdout) ?? ""
+            return Self.text(of: "status", in: dom) == "NO SIGNAL — kiosk server unreachable"
+        }
+        #expect(lost, "\(Self.text(of: "status", in: dom) ?? dom.suffix(300).description)")
+        #expect(dom.contains("data-flag=\"no_signal\"") && Self.text(of: "headline", in: dom) == "NO SIGNAL")
+    }
+}
+
+/// A TCP connection to 127.0.0.1:`port` that asked for `/events` and never reads; nil on failure.
+private func rawStream(port: Int) -> CInt? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    guard connected == 0, request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
+        close(fd)
+        return nil
+    }
+    return fd
 }
 
 /// `beacond kiosk-web` in the background; its stdout announces the URL.
