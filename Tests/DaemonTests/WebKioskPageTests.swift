@@ -73,7 +73,7 @@ struct WebKioskPageTests {
             return "\(error)".contains("--web-allow-remote")
         }
         configuration.allowRemote = true
-        _ = try WebKioskServer(configuration: configuration)
+        try WebKioskServer(configuration: configuration).shutdownBlocking()
 
         // The flags: exit 64 without --web-allow-remote, accepted with it.
         do {
@@ -89,5 +89,20 @@ struct WebKioskPageTests {
             .address.port == 9000)
         #expect(throws: (any Error).self) { try WebKioskOptions.parse(["--web-allow-remote"]) }
         #expect(throws: (any Error).self) { try WebKioskOptions.parse(["--web", "host:80"]) }
+    }
+
+    @Test func aPortInUseIsABindFailure() throws {
+        let first = try WebKioskHarness(socketPath: SocketHarness.temporaryPath())
+        defer { first.close() }
+        let address = try WebKioskAddress(parsing: "127.0.0.1:\(first.port)")
+        let second = try WebKioskServer(configuration: WebKiosk.Configuration(address: address, socketPath: "/x"))
+        #expect {
+            try second.startBlocking()
+        } throws: { error in
+            guard case .bindFailed(let failed, _) = error as? WebKiosk.StartError else { return false }
+            return failed == address && "\(error)".contains("cannot listen on 127.0.0.1:\(first.port)")
+        }
+        // The first still serves.
+        #expect(try first.get("/healthz").status == 503)
     }
 }

@@ -226,3 +226,14 @@ final class WebKioskProcess: @unchecked Sendable {
         return url
     }
 }
+
+/// The web kiosk's command line, without a browser.
+struct WebKioskCommandTests {
+    @Test func aRemoteAddressWithoutTheFlagExits64() throws {
+        let refused = try BeacondProcess.run(["kiosk-web", "--web", "0.0.0.0:0", "--socket", "/nonexistent"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--web-allow-remote") && refused.stderr.contains("0.0.0.0:0"))
+        let malformed = try BeacondProcess.run(["kiosk-web", "--web", "localhost"])
+        #expect(malformed.status == 64 && malformed.stderr.contains("has no port"))
+    }
+}
