@@ -144,8 +144,16 @@ import Testing
         let huge = try web.connect()
         defer { huge.close() }
         huge.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
-        #expect((try? huge.readResponse().status) == 400)
+        let tooLarge = try huge.readResponse()
+        #expect(tooLarge.status == 400 && tooLarge.header("connection") == "close")
+        Self.expectSecurityHeaders(tooLarge)
         #expect(huge.isClosed())
+        // Not HTTP at all: the same.
+        let garbage = try web.connect()
+        defer { garbage.close() }
+        garbage.send("\u{1}\u{2}hello\r\n\r\n")
+        #expect(try garbage.readResponse().status == 400)
+        #expect(garbage.isClosed())
     }
 
     @Test func keepAliveServesSeveralRequestsAndIdleConnectionsAreClosed() throws {

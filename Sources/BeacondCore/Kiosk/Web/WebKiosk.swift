@@ -137,7 +137,7 @@ package final class WebKioskServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
                     try sync.addHandler(IdleStateHandler(allTimeout: idle))
                     try sync.addHandler(WebKioskHTTPHandler(hub: hub))
                 }

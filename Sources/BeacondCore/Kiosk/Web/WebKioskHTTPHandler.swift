@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 
 /// One HTTP connection of the web kiosk, after NIOHTTP1's decoder (which bounds the header
-/// size and answers malformed requests with 400). Routes: `/`, `/events`, `/state`,
+/// size; a request it refuses is answered 400 here). Routes: `/`, `/events`, `/state`,
 /// `/healthz`; anything else 404, methods other than GET and HEAD 405, any request body 413
 /// (docs/kiosk-web.md). A connection serving `/events` is a stream: it registers with the hub,
 /// and when the browser is backed up (the channel is not writable) only the newest event is
@@ -67,9 +67,14 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// A malformed or oversized request (NIOHTTP1 has answered 400), or a socket error: closed.
+    /// A request NIOHTTP1's decoder refused (malformed, or headers beyond its limit) gets 400
+    /// with the usual headers and is closed; any other error closes the connection.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        guard error is HTTPParserError, !streaming, !closing else {
+            context.close(promise: nil)
+            return
+        }
+        refuse(context, .badRequest, "bad request\n", extra: [])
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
