@@ -36,14 +36,16 @@ struct KioskCommand: AsyncParsableCommand {
             valueName: "colors"))
     var colors = TerminalCapabilities.Choice.auto
 
-    // The browser kiosk (`--web ADDR:PORT`, `--web-allow-remote`) adds its options here and
-    // branches off at the top of `run()`, before the terminal is taken. Note for it: `main`
-    // blocks SIGTERM, SIGINT, SIGHUP and SIGWINCH for every `kiosk` command line
-    // (`DaemonSignals.kioskHandled`), so the web kiosk must read its quit signals through
-    // `UnixSignalsSequence` as `TerminalKiosk` does.
+    /// `--web ADDR:PORT` and `--web-allow-remote`: the browser kiosk instead of the terminal.
+    /// `main` blocks SIGTERM, SIGINT, SIGHUP and SIGWINCH for every `kiosk` command line
+    /// (`DaemonSignals.kioskHandled`); both kiosks read their quit signals with `UnixSignalsSequence`.
+    @OptionGroup var web: WebKioskOptions
 
     func run() async throws {
-        // --web: the browser kiosk branches off here.
+        if web.web != nil {
+            try await web.runWebKiosk(socket: socket, steady: steady)
+            return
+        }
         let capabilities = TerminalCapabilities.detect(environment: ProcessInfo.processInfo.environment, choice: colors)
         let ending = await TerminalKiosk.run(.init(socket: socket, steady: steady, capabilities: capabilities))
         switch ending {

@@ -1,0 +1,216 @@
+import NIOCore
+import NIOHTTP1
+
+/// One HTTP connection of the web kiosk, after NIOHTTP1's decoder (which bounds the header
+/// size; a request it refuses is answered 400 here). Routes: `/`, `/events`, `/state`,
+/// `/healthz`; anything else 404, methods other than GET and HEAD 405, any request body 413
+/// (docs/kiosk-web.md). A connection serving `/events` is a stream: it registers with the hub,
+/// and when the browser is backed up (the channel is not writable) only the newest event is
+/// kept, sent when it is writable again: a slow browser never holds up the others.
+final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let hub: WebKioskHub
+    private var context: ChannelHandlerContext?
+    private var request: HTTPRequestHead?
+    /// The request was answered early (405, 413) and the connection is closing: ignore the rest.
+    private var closing = false
+    private var streaming = false
+    private var pendingEvent: ByteBuffer?
+
+    init(hub: WebKioskHub) {
+        self.hub = hub
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        endStream()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        endStream()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing, !streaming else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if head.method != .GET && head.method != .HEAD {
+                return refuse(context, .methodNotAllowed, "only GET and HEAD\n", extra: [("Allow", "GET, HEAD")])
+            }
+            if Self.hasBody(head) {
+                return refuse(context, .payloadTooLarge, "request bodies are not accepted\n", extra: [])
+            }
+            request = head
+        case .body:
+            break
+        case .end:
+            guard let head = request else { return }
+            request = nil
+            route(context, head)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            // No request, and nothing written either (a stream writes every second unless its
+            // browser stopped reading): the connection is closed.
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// A request NIOHTTP1's decoder refused (malformed, or headers beyond its limit) gets 400
+    /// with the usual headers and is closed; any other error closes the connection.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError, !streaming, !closing else {
+            context.close(promise: nil)
+            return
+        }
+        refuse(context, .badRequest, "bad request\n", extra: [])
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let event = pendingEvent {
+            pendingEvent = nil
+            write(context, event: event)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    // MARK: WebKioskEventSink
+
+    func send(event: ByteBuffer) {
+        guard streaming, let context else { return }
+        if context.channel.isWritable {
+            write(context, event: event)
+        } else {
+            if pendingEvent != nil { hub.countCoalesced() }
+            pendingEvent = event
+        }
+    }
+
+    private func write(_ context: ChannelHandlerContext, event: ByteBuffer) {
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(event))), promise: nil)
+    }
+
+    private func endStream() {
+        guard streaming else { return }
+        streaming = false
+        pendingEvent = nil
+        hub.unregister(self)
+    }
+
+    // MARK: Routes
+
+    private func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let keepAlive = head.isKeepAlive
+        let isHead = head.method == .HEAD
+        switch path {
+        case "/":
+            let page = WebKioskPage.html(view: hub.view(), steady: hub.steady)
+            respond(context, .ok, "text/html; charset=utf-8", page, isHead: isHead, keepAlive: keepAlive)
+        case "/state":
+            respond(
+                context, .ok, "application/json", hub.stateDocument(), isHead: isHead, keepAlive: keepAlive)
+        case "/healthz":
+            let (status, text) =
+                hub.reachable ? (HTTPResponseStatus.ok, "ok\n") : (.serviceUnavailable, "daemon unreachable\n")
+            respond(
+                context, status, "text/plain; charset=utf-8", Array(text.utf8), isHead: isHead, keepAlive: keepAlive)
+        case "/events":
+            if isHead {
+                respond(context, .ok, "text/event-stream", [], isHead: true, keepAlive: keepAlive)
+            } else {
+                openStream(context, head)
+            }
+        default:
+            respond(
+                context, .notFound, "text/plain; charset=utf-8", Array("not found\n".utf8), isHead: isHead,
+                keepAlive: keepAlive)
+        }
+    }
+
+    private func openStream(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+        guard hub.register(self) else {
+            let text = "too many kiosk clients (at most \(hub.maxStreams))\n"
+            return refuse(context, .serviceUnavailable, text, extra: [("Retry-After", "5")])
+        }
+        streaming = true
+        var headers = Self.headers(contentType: "text/event-stream; charset=utf-8")
+        headers.add(name: "Connection", value: "close")
+        let response = HTTPResponseHead(version: head.version, status: .ok, headers: headers)
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+        // Reconnect after 1 s when the stream breaks; then the current view.
+        var greeting = context.channel.allocator.buffer(string: "retry: 1000\n\n")
+        var event = hub.currentEvent()
+        greeting.writeBuffer(&event)
+        write(context, event: greeting)
+    }
+
+    private func respond(
+        _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ contentType: String, _ body: [UInt8],
+        isHead: Bool, keepAlive: Bool, extra: [(String, String)] = []
+    ) {
+        var headers = Self.headers(contentType: contentType)
+        headers.add(name: "Content-Length", value: String(body.count))
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let response = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+        if !isHead, !body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            done.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// Answers at once and closes the connection (the request's body, if any, is not read).
+    private func refuse(
+        _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ text: String, extra: [(String, String)]
+    ) {
+        closing = true
+        request = nil
+        respond(
+            context, status, "text/plain; charset=utf-8", Array(text.utf8), isHead: false, keepAlive: false,
+            extra: extra)
+    }
+
+    /// A request announcing a body: a non-zero Content-Length or any Transfer-Encoding.
+    static func hasBody(_ head: HTTPRequestHead) -> Bool {
+        if !head.headers["Transfer-Encoding"].isEmpty { return true }
+        return head.headers["Content-Length"].contains { $0.trimmingCharacters(in: " \t") != "0" }
+    }
+
+    /// The headers every response carries.
+    static func headers(contentType: String) -> HTTPHeaders {
+        [
+            "Content-Type": contentType,
+            "Content-Security-Policy": WebKioskAssets.contentSecurityPolicy,
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+            "Referrer-Policy": "no-referrer",
+        ]
+    }
+}
+
+extension String {
+    /// Without leading and trailing `characters`.
+    fileprivate func trimmingCharacters(in characters: String) -> Substring {
+        var text = Substring(self)
+        while let first = text.first, characters.contains(first) { text.removeFirst() }
+        while let last = text.last, characters.contains(last) { text.removeLast() }
+        return text
+    }
+}

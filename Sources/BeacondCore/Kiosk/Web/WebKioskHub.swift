@@ -1,0 +1,161 @@
+import NIOCore
+
+/// Where a stream's events go: the connection serving `/events`.
+protocol WebKioskEventSink: AnyObject {
+    /// One Server-Sent Event, already framed (`data: {…}\n\n`).
+    func send(event: ByteBuffer)
+}
+
+/// The web kiosk's state, confined to the HTTP server's event loop: the daemon link (fed by
+/// `TrackStateFeed`, whose events hop onto the loop), the latest state, and the `/events`
+/// streams. Every view change goes to every stream at once, and the current view again every
+/// `refreshInterval` (the ages tick and the page knows its stream is alive).
+final class WebKioskHub: @unchecked Sendable {
+    struct Counters: Sendable, Equatable {
+        /// Streams opened over the server's life.
+        var acceptedStreams = 0
+        /// Streams open now, and the most ever open at once.
+        var streams = 0
+        var peakStreams = 0
+        /// `/events` requests refused because `maxStreams` were open (answered 503).
+        var refusedStreams = 0
+        /// Views replaced by a newer one before a backed-up browser took them.
+        var coalescedEvents = 0
+        /// Events broadcast (each to every stream).
+        var broadcasts = 0
+    }
+
+    let eventLoop: any EventLoop
+    let maxStreams: Int
+    let steady: Bool
+    private let refreshInterval: TimeAmount
+    private let wallClock: @Sendable () -> Int64
+    private(set) var link: KioskView.Link
+    private(set) var counters = Counters()
+    private var sinks: [ObjectIdentifier: any WebKioskEventSink] = [:]
+    private var lastBroadcast: WebKioskViewDocument?
+    private var refresh: RepeatedTask?
+
+    init(
+        eventLoop: any EventLoop, maxStreams: Int, steady: Bool, socketPath: String,
+        refreshInterval: TimeAmount = .seconds(1),
+        wallClock: @escaping @Sendable () -> Int64 = MonotonicClock.wallMicros
+    ) {
+        self.eventLoop = eventLoop
+        self.maxStreams = max(0, maxStreams)
+        self.steady = steady
+        self.refreshInterval = refreshInterval
+        self.wallClock = wallClock
+        link = .unreachable(since: wallClock(), reason: "connecting to the daemon at \(socketPath)")
+    }
+
+    /// Starts the refresh ticks.
+    func start() {
+        eventLoop.preconditionInEventLoop()
+        refresh = eventLoop.scheduleRepeatedTask(initialDelay: refreshInterval, delay: refreshInterval) {
+            [weak self] _ in self?.broadcast()
+        }
+    }
+
+    /// Stops the ticks; the streams are closed with their channels.
+    func stop() {
+        eventLoop.preconditionInEventLoop()
+        refresh?.cancel()
+        refresh = nil
+        sinks.removeAll()
+    }
+
+    /// True while the daemon is connected.
+    var reachable: Bool {
+        if case .connected = link { return true }
+        return false
+    }
+
+    /// The daemon's latest state while it is reachable; nil otherwise (a lost daemon's last word
+    /// is not current).
+    var latestState: StateMessage? {
+        if case .connected(let state) = link { return state }
+        return nil
+    }
+
+    /// What the kiosk shows now.
+    func view() -> WebKioskViewDocument {
+        WebKioskViewDocument(KioskView(link: link, now: wallClock()))
+    }
+
+    /// A feed event, on the loop: the link changes and the new view goes out at once.
+    func apply(_ event: TrackStateFeed.Event) {
+        eventLoop.preconditionInEventLoop()
+        switch event {
+        case .connected(let state), .state(let state):
+            link = .connected(state)
+        case .lost(let reason):
+            // Unreachable since the first loss: repeated failed attempts keep the original time.
+            if case .unreachable(let since, _) = link {
+                link = .unreachable(since: since, reason: reason)
+            } else {
+                link = .unreachable(since: wallClock(), reason: reason)
+            }
+        }
+        let current = view()
+        if current != lastBroadcast { broadcast(current) }
+    }
+
+    /// Registers a stream; false (and counted) when `maxStreams` are open.
+    func register(_ sink: any WebKioskEventSink) -> Bool {
+        eventLoop.preconditionInEventLoop()
+        guard sinks.count < maxStreams else {
+            counters.refusedStreams += 1
+            return false
+        }
+        sinks[ObjectIdentifier(sink)] = sink
+        counters.acceptedStreams += 1
+        counters.streams = sinks.count
+        counters.peakStreams = max(counters.peakStreams, sinks.count)
+        return true
+    }
+
+    func unregister(_ sink: any WebKioskEventSink) {
+        eventLoop.preconditionInEventLoop()
+        if sinks.removeValue(forKey: ObjectIdentifier(sink)) != nil { counters.streams = sinks.count }
+    }
+
+    func countCoalesced() {
+        counters.coalescedEvents += 1
+    }
+
+    /// The current view as one framed event.
+    func currentEvent() -> ByteBuffer {
+        Self.event(view())
+    }
+
+    static func event(_ view: WebKioskViewDocument) -> ByteBuffer {
+        var writer = JSONWriter()
+        writer.bytes.append(contentsOf: "data: ".utf8)
+        view.render(into: &writer)
+        writer.bytes.append(contentsOf: "\n\n".utf8)
+        return ByteBuffer(bytes: writer.bytes)
+    }
+
+    private func broadcast(_ view: WebKioskViewDocument? = nil) {
+        let view = view ?? self.view()
+        lastBroadcast = view
+        counters.broadcasts += 1
+        guard !sinks.isEmpty else { return }
+        let event = Self.event(view)
+        for sink in sinks.values { sink.send(event: event) }
+    }
+
+    /// `{"reachable":…,"state":{…}|null,"view":{…}}` for `/state`.
+    func stateDocument() -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("reachable"); writer.bool(reachable)
+        writer.key("state")
+        if let state = latestState { state.render(into: &writer) } else { writer.null() }
+        writer.key("view"); view().render(into: &writer)
+        writer.endObject()
+        writer.newline()
+        return writer.bytes
+    }
+}
