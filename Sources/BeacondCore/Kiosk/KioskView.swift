@@ -47,6 +47,21 @@ package struct KioskView: Hashable, Sendable {
         /// Not connected (never yet, or lost) since wall-clock `since` (Unix microseconds), and
         /// why, in words.
         case unreachable(since: Int64, reason: String)
+
+        /// Follows `event` of the daemon's feed at wall-clock time `now`: a state connects; a loss
+        /// is unreachable since the first loss (repeated failed attempts keep its time).
+        package mutating func apply(_ event: TrackStateFeed.Event, now: Int64) {
+            switch event {
+            case .connected(let state), .state(let state):
+                self = .connected(state)
+            case .lost(let reason):
+                if case .unreachable(let since, _) = self {
+                    self = .unreachable(since: since, reason: reason)
+                } else {
+                    self = .unreachable(since: now, reason: reason)
+                }
+            }
+        }
     }
 
     package var flag: Flag

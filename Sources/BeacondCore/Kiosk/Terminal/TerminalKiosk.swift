@@ -122,17 +122,7 @@ package enum TerminalKiosk {
         }
 
         mutating func apply(_ event: TrackStateFeed.Event, now: Int64) {
-            switch event {
-            case .connected(let state), .state(let state):
-                link = .connected(state)
-            case .lost(let reason):
-                // Repeated failures to reconnect keep the time of the first loss.
-                if case .unreachable(let since, _) = link {
-                    link = .unreachable(since: since, reason: reason)
-                } else {
-                    link = .unreachable(since: now, reason: reason)
-                }
-            }
+            link.apply(event, now: now)
         }
     }
 

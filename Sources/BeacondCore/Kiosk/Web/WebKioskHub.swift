@@ -86,17 +86,7 @@ final class WebKioskHub: @unchecked Sendable {
     /// A feed event, on the loop: the link changes and the new view goes out at once.
     func apply(_ event: TrackStateFeed.Event) {
         eventLoop.preconditionInEventLoop()
-        switch event {
-        case .connected(let state), .state(let state):
-            link = .connected(state)
-        case .lost(let reason):
-            // Unreachable since the first loss: repeated failed attempts keep the original time.
-            if case .unreachable(let since, _) = link {
-                link = .unreachable(since: since, reason: reason)
-            } else {
-                link = .unreachable(since: wallClock(), reason: reason)
-            }
-        }
+        link.apply(event, now: wallClock())
         let current = view()
         if current != lastBroadcast { broadcast(current) }
     }
