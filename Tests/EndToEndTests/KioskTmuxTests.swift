@@ -54,8 +54,14 @@ import Testing
     @Test(.enabled(if: TmuxSession.available, "tmux is not installed (make deps installs it): kiosk tests skipped"))
     func followsTheDaemonThroughResizeLossAndRecovery() throws {
         let name = "kiosk-\(UUID().uuidString.prefix(8).lowercased())"
+        // Zones 1 and 2 are named by the daemon's config (zone_name); zone 3 is not.
+        let config = BeacondProcess.temporaryFile("kiosk-zones-\(name).yaml")
+        try Data("zones:\n  names:\n    1: \"Main grandstand\"\n    2: \"Pit lane\"\n".utf8)
+            .write(to: URL(fileURLWithPath: config))
+        defer { try? FileManager.default.removeItem(atPath: config) }
         let daemon = try DaemonProcess(
-            ["--backend", "replay", "--replay", Self.safetyCarThenRedFlag, "--speed", "1"], name: name)
+            ["--config", config, "--backend", "replay", "--replay", Self.safetyCarThenRedFlag, "--speed", "1"],
+            name: name)
         #expect(daemon.waitForLog("listening on"))
         // Reads the same states as the kiosk, for the red flag's publication time.
         let client = try LineClient(path: daemon.socket)
@@ -67,7 +73,7 @@ import Testing
         #expect(tmux.waitFor { $0.statusLine() == "SC" }, "\(tmux.text())")
         let safetyCar = tmux.text()
         #expect(safetyCar.count == 24)
-        #expect(safetyCar.contains { $0.contains("Zone 2") })
+        #expect(safetyCar.contains { $0.contains("Zone 2 — Pit lane") })
         #expect(safetyCar.contains { $0.contains("Source: track beacon") })
         #expect(safetyCar.filter { $0.contains("██") }.count >= 7)
         #expect(tmux.escaped().contains(Self.amber))
@@ -83,7 +89,7 @@ import Testing
         #expect(latency < 0.5, "redraw latency \(latency) s")
         #expect(tmux.escaped().contains(Self.red))
         #expect(!tmux.escaped().contains(Self.amber))
-        #expect(tmux.text().contains { $0.contains("Zone 3") })
+        #expect(tmux.text().contains { $0.contains("Zone 3") && !$0.contains("—") })
 
         // Idle: a state held, the kiosk ticking once a second.
         let pid = try #require(Self.kioskPID(tmux))
@@ -115,10 +121,10 @@ import Testing
 
         // A new daemon on the same socket: the kiosk reconnects by itself (backoff at most 2 s).
         let second = try DaemonProcess(
-            ["--backend", "replay", "--replay", Self.evacuation, "--speed", "1"], name: name)
+            ["--config", config, "--backend", "replay", "--replay", Self.evacuation, "--speed", "1"], name: name)
         #expect(second.socket == daemon.socket)
         #expect(tmux.waitFor { $0.statusLine() == "EVACUATE" }, "\(tmux.text())")
-        #expect(tmux.text().contains { $0.contains("Zone 1") })
+        #expect(tmux.text().contains { $0.contains("Zone 1 — Main grandstand") })
         // --steady: red every time, never the white phase.
         for _ in 0..<6 {
             let screen = tmux.escaped()
