@@ -32,8 +32,13 @@ struct BeacondProcess {
     }()
 
     static func run(_ arguments: [String]) throws -> Result {
+        try run(executable, arguments)
+    }
+
+    /// Runs `tool` with `arguments` to its end, collecting its output and status.
+    static func run(_ tool: URL, _ arguments: [String]) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = tool
         process.arguments = arguments
         let out = Pipe()
         let err = Pipe()
