@@ -16,13 +16,14 @@ final class RunningBlueZBackend: @unchecked Sendable {
 
     init(
         address: String, adapter: String = "hci0", retries: Bool = true, silenceRestart: Int64 = 0,
-        backoff: Int64 = 200_000
+        refresh: Int64 = 0, backoff: Int64 = 200_000
     ) {
         var configuration = BlueZScannerConfiguration()
         configuration.busAddress = address
         configuration.adapter = adapter
         configuration.retriesMissingAdapter = retries
         configuration.silenceRestart = silenceRestart
+        configuration.refreshInterval = refresh
         configuration.initialBackoff = backoff
         configuration.maxBackoff = backoff * 4
         let (logger, logs) = CapturingLogHandler.logger()

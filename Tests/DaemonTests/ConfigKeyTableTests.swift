@@ -25,6 +25,7 @@ import Testing
               active: true
               scan_interval_ms: 200
               scan_window_ms: 50
+              bluez_refresh_s: 2
             remote:
               url: https://race.example/state
               poll_interval: 1.5

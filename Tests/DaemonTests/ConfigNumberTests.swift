@@ -62,7 +62,8 @@ import Testing
         #expect(DurationRange.staleAfter.text == "between 0.1 and 86400 seconds")
         #expect(DurationRange.maxTTL.text == "between 0.1 and 86400 seconds")
         #expect(DurationRange.deescalationHold.text == "between 0.1 and 10 seconds")
-        #expect(Self.durationKeys.count == 6)
+        #expect(DurationRange.blueZRefresh.text == "0 (off) or between 1 and 3600 seconds")
+        #expect(Self.durationKeys.count == 7)
     }
 
     @Test func durationBoundsAreInclusive() throws {
@@ -127,6 +128,7 @@ import Testing
             let micros: Int64 =
                 switch key {
                 case .scannerSilenceRestart: configuration.scanner.silenceRestart
+                case .scannerBlueZRefresh: configuration.scanner.blueZRefresh
                 case .remotePollInterval: configuration.remote.pollInterval
                 case .remoteTimeout: configuration.remote.timeout
                 case .remoteStaleAfter: configuration.remote.staleAfter

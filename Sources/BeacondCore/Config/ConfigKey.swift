@@ -11,6 +11,7 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case scannerActive = "scanner.active"
     case scannerScanInterval = "scanner.scan_interval_ms"
     case scannerScanWindow = "scanner.scan_window_ms"
+    case scannerBlueZRefresh = "scanner.bluez_refresh_s"
     case remoteURL = "remote.url"
     case remotePollInterval = "remote.poll_interval"
     case remoteTimeout = "remote.timeout"

@@ -154,6 +154,7 @@ extension ConfigKey {
             return Row(
                 \.scanner.scanWindowMs, flag: "--scan-window-ms", reload: .restart,
                 integer: DaemonConfiguration.Scanner.scanTimingRange)
+        case .scannerBlueZRefresh: return Row(\.scanner.blueZRefresh, reload: .restart, duration: .blueZRefresh)
         case .remoteURL:
             return Row(
                 \.remote.url, flag: "--remote-url", reload: remote,

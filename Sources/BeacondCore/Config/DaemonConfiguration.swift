@@ -61,6 +61,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package struct Scanner: Hashable, Sendable {
         static let defaultAdapter = "hci0"
         static let defaultSilenceRestart: Int64 = 60_000_000
+        static let defaultBlueZRefresh: Int64 = 4_000_000
 
         package var backend: ScannerBackend = .hci
         var adapter: String = defaultAdapter
@@ -79,6 +80,9 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var scanWindowMs = 100
         /// What an HCI controller accepts (2.5 ms to 10.24 s), in whole milliseconds.
         static let scanTimingRange = 3...10_240
+        /// bluez backend: restart discovery this often (µs) while no advertisement monitor is active,
+        /// so the controller's duplicate filter lets a repeated advertisement through again; 0: never.
+        var blueZRefresh: Int64 = defaultBlueZRefresh
     }
 
     package struct Remote: Hashable, Sendable {

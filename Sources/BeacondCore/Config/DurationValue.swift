@@ -65,6 +65,8 @@ package struct DurationRange: Hashable, Sendable {
 
     /// `scanner.silence_restart_s`: 0 (off) or 1 s to a day.
     static let silenceRestart = DurationRange(micros: second...day, zeroTurnsOff: true)
+    /// `scanner.bluez_refresh_s`: 0 (off) or 1 s to an hour.
+    static let blueZRefresh = DurationRange(micros: second...3_600 * second, zeroTurnsOff: true)
     /// `remote.poll_interval`: 0.1 s to an hour.
     static let pollInterval = DurationRange(micros: 100_000...3_600 * second)
     /// `remote.timeout`: 0.1 s to 5 minutes.

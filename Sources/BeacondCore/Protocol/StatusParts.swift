@@ -150,15 +150,32 @@ package struct BlueZStatus: Hashable, Sendable, Decodable {
     package var skippedProperties = 0
     package var malformedSignals = 0
     package var evictedDevices = 0
+    /// Discovery restarts made because no advertisement monitor was active, and the failed ones.
+    package var discoveryRefreshes = 0
+    package var discoveryRefreshFailures = 0
 
     enum CodingKeys: String, CodingKey {
         case updates, reports
         case skippedProperties = "skipped_properties"
         case malformedSignals = "malformed_signals"
         case evictedDevices = "evicted_devices"
+        case discoveryRefreshes = "discovery_refreshes"
+        case discoveryRefreshFailures = "discovery_refresh_failures"
     }
 
     package init() {}
+
+    /// The refresh counters are absent from daemons older than them: read as 0.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        updates = try container.decode(Int.self, forKey: .updates)
+        reports = try container.decode(Int.self, forKey: .reports)
+        skippedProperties = try container.decode(Int.self, forKey: .skippedProperties)
+        malformedSignals = try container.decode(Int.self, forKey: .malformedSignals)
+        evictedDevices = try container.decode(Int.self, forKey: .evictedDevices)
+        discoveryRefreshes = try container.decodeIfPresent(Int.self, forKey: .discoveryRefreshes) ?? 0
+        discoveryRefreshFailures = try container.decodeIfPresent(Int.self, forKey: .discoveryRefreshFailures) ?? 0
+    }
 
     func render(into writer: inout JSONWriter) {
         writer.beginObject()
@@ -167,6 +184,8 @@ package struct BlueZStatus: Hashable, Sendable, Decodable {
         writer.key("skipped_properties"); writer.int(skippedProperties)
         writer.key("malformed_signals"); writer.int(malformedSignals)
         writer.key("evicted_devices"); writer.int(evictedDevices)
+        writer.key("discovery_refreshes"); writer.int(discoveryRefreshes)
+        writer.key("discovery_refresh_failures"); writer.int(discoveryRefreshFailures)
         writer.endObject()
     }
 }

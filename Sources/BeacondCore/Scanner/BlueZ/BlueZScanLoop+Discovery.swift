@@ -54,17 +54,32 @@ extension BlueZScanLoop {
         scanning = true
         lastActivity = now
         if found.hasMonitorManager {
+            if !monitorActive { monitorAbsence = .notActivated }
             registerMonitor(connection, adapterPath: path)
-        } else if !loggedMonitorMissing {
-            loggedMonitorMissing = true
-            let text =
-                "BlueZ offers no advertisement monitor on \(adapter) (AdvertisementMonitorManager1): "
-                + Self.withoutMonitor
-            logger.notice("\(text)")
+        } else {
+            monitorActive = false
+            monitorAbsence = .noManager
+            noteMonitorMissing()
         }
+        scheduleRefresh()
         everUp = true
         backoff.succeeded()
         sink.scannerStateChanged(.up, detail: "scanning on \(adapter) through BlueZ")
+    }
+
+    /// Says once that BlueZ has no monitor manager: with the refresh on, its own line says why
+    /// discovery is restarted.
+    func noteMonitorMissing() {
+        guard !loggedMonitorMissing else { return }
+        loggedMonitorMissing = true
+        guard configuration.refreshInterval <= 0 else {
+            if !loggedRefresh { logRefresh() }
+            return
+        }
+        let text =
+            "BlueZ offers no advertisement monitor on \(adapter) (AdvertisementMonitorManager1): "
+            + Self.withoutMonitor + " (scanner.bluez_refresh_s is 0: discovery is not restarted for it)"
+        logger.notice("\(text)")
     }
 
     func failure(_ error: DBusCallError) -> BlueZScannerFailure {
@@ -99,6 +114,7 @@ extension BlueZScanLoop {
                 member: "RegisterMonitor", autoStart: false, arguments: [.objectPath(monitor.root)])
             pendingRegistration = try connection.callLater(call, timeout: Self.registerTimeout)
         } catch {
+            monitorAbsence = .notRegistered
             let text =
                 "cannot register the advertisement monitor on \(adapter): \(error); "
                 + "repeats depend on the controller's duplicate filter"
@@ -117,6 +133,7 @@ extension BlueZScanLoop {
         case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
             monitorRegistered = true
         case .failure(let error):
+            monitorAbsence = .refused
             logger.notice("BlueZ refused the advertisement monitor on \(adapter): \(error); \(Self.withoutMonitor)")
         }
     }
@@ -134,6 +151,7 @@ extension BlueZScanLoop {
         stopDiscovery(connection, adapterPath: adapterPath, timeout: configuration.callTimeout)
         do {
             try startDiscovery(connection, adapterPath: adapterPath)
+            scheduleRefresh()
         } catch let error as DBusCallError {
             scanning = false
             down(failure(error))
@@ -145,14 +163,18 @@ extension BlueZScanLoop {
 
     func stopDiscovery(_ connection: DBusConnection, adapterPath: String, timeout: Int32) {
         do {
-            _ = try connection.call(
-                try DBusMessage.methodCall(
-                    destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
-                    member: "StopDiscovery", autoStart: false),
-                timeout: timeout)
+            try callStopDiscovery(connection, adapterPath: adapterPath, timeout: timeout)
         } catch {
             logger.debug("StopDiscovery on \(adapterPath): \(error)")
         }
+    }
+
+    func callStopDiscovery(_ connection: DBusConnection, adapterPath: String, timeout: Int32) throws {
+        _ = try connection.call(
+            try DBusMessage.methodCall(
+                destination: Self.bluez, path: adapterPath, interface: Self.adapterInterface,
+                member: "StopDiscovery", autoStart: false),
+            timeout: timeout)
     }
 
     /// On shutdown: the monitor and the discovery session go (bluetoothd would also drop them

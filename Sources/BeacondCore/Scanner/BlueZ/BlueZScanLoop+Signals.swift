@@ -208,14 +208,25 @@ extension BlueZScanLoop {
     func monitorEvent(_ event: BlueZAdvertisementMonitor.Event) {
         switch event {
         case .activated:
+            // Only bluetoothd may call our objects: the system bus's default policy denies method
+            // calls to other connections' unique names.
+            monitorActive = true
+            scheduleRefresh()
             logger.limited(
                 limiter: logLimiter, .info, "bluez.monitor",
                 "BlueZ activated the advertisement monitor on \(adapter)")
         case .released:
             monitorRegistered = false
+            monitorActive = false
+            monitorAbsence = .released
+            scheduleRefresh()
+            let restart =
+                configuration.refreshInterval > 0
+                ? "; discovery is restarted every \(DecimalText.format(micros: configuration.refreshInterval)) s"
+                : ""
             logger.limited(
                 limiter: logLimiter, .notice, "bluez.monitor",
-                "BlueZ released the advertisement monitor on \(adapter): \(Self.withoutMonitor)")
+                "BlueZ released the advertisement monitor on \(adapter): \(Self.withoutMonitor)\(restart)")
         case .deviceFound(let path):
             logger.limited(
                 limiter: logLimiter, .debug, "bluez.monitor",

@@ -76,6 +76,11 @@ final class BlueZScanLoop {
     var scanning = false
     var pendingRegistration: DBusPendingReply?
     var monitorRegistered = false
+    /// bluetoothd activated the monitor (and has not released it): no discovery refresh needed.
+    var monitorActive = false
+    var monitorAbsence = BlueZMonitorAbsence.noManager
+    /// When discovery is next restarted (monotonic µs); nil while no refresh is wanted.
+    var nextRefresh: Int64?
     var lastActivity: Int64 = 0
 
     var tracker: BlueZDeviceTracker
@@ -83,6 +88,7 @@ final class BlueZScanLoop {
     var reportBuffer: [UInt8] = []
     var unflushed = 0
     var loggedMonitorMissing = false
+    var loggedRefresh = false
     var loggedSkips: Set<String> = []
 
     init(backend: BlueZScannerBackend) {
@@ -153,13 +159,14 @@ final class BlueZScanLoop {
             if lost || !connection.isConnected { return }
             checkRegistration()
             checkSilence()
+            checkRefresh()
             if let due = retryAt, now >= due {
                 retryAt = nil
                 start()
                 continue
             }
             if connection.hasQueuedMessages { continue }
-            let wait = min(Self.pollInterval, max(0, (retryAt ?? .max) - now))
+            let wait = min(Self.pollInterval, max(0, min(retryAt ?? .max, nextRefresh ?? .max) - now))
             if !connection.readWrite(timeout: Int32(max(1, wait / 1000))) {
                 connection.dispatchAll()
                 deliverBurst()
@@ -180,7 +187,9 @@ final class BlueZScanLoop {
         pendingRegistration?.cancel()
         pendingRegistration = nil
         monitorRegistered = false
+        monitorActive = false
         scanning = false
+        nextRefresh = nil
         setAdapter(nil)
         tracker.removeAll()
     }

@@ -6,6 +6,9 @@ struct BlueZScannerConfiguration: Sendable {
     var companyID: UInt16 = GeoRacingSignal.defaultCompanyID
     /// Restart discovery after this long (µs) without any device update; 0 turns this off.
     var silenceRestart: Int64 = DaemonConfiguration.Scanner.defaultSilenceRestart
+    /// Restart discovery this often (µs) while no advertisement monitor is active; 0 turns this
+    /// off (`scanner.bluez_refresh_s`, see `BlueZScanLoop.checkRefresh`).
+    var refreshInterval: Int64 = DaemonConfiguration.Scanner.defaultBlueZRefresh
     /// What to do when the first start fails (no system bus, no bluetoothd, no such adapter,
     /// access denied): true (the daemon) stays down and retries with backoff; false (`beacond
     /// scan`) makes `run()` throw the reason at once. Failures after the first start are always
@@ -28,6 +31,7 @@ struct BlueZScannerConfiguration: Sendable {
         adapter = scanner.adapter
         companyID = scanner.companyID
         silenceRestart = scanner.silenceRestart
+        refreshInterval = scanner.blueZRefresh
         self.retriesMissingAdapter = retriesMissingAdapter
     }
 }

@@ -12,6 +12,11 @@ final class BlueZScannerCounters: Sendable {
     let malformedSignals = Atomic<Int>(0)
     /// Devices forgotten to keep the table bounded.
     let evictions = Atomic<Int>(0)
+    /// Discovery restarts (StopDiscovery, then the filter and StartDiscovery) made while no
+    /// advertisement monitor was active.
+    let refreshes = Atomic<Int>(0)
+    /// Such restarts that failed; each is logged and retried.
+    let refreshFailures = Atomic<Int>(0)
 
     /// The counters for a status reply (`status.bluez`).
     var status: BlueZStatus {
@@ -21,6 +26,8 @@ final class BlueZScannerCounters: Sendable {
         status.skippedProperties = skippedProperties.load(ordering: .relaxed)
         status.malformedSignals = malformedSignals.load(ordering: .relaxed)
         status.evictedDevices = evictions.load(ordering: .relaxed)
+        status.discoveryRefreshes = refreshes.load(ordering: .relaxed)
+        status.discoveryRefreshFailures = refreshFailures.load(ordering: .relaxed)
         return status
     }
 }
