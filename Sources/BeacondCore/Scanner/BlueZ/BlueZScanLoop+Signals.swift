@@ -208,8 +208,8 @@ extension BlueZScanLoop {
     func monitorEvent(_ event: BlueZAdvertisementMonitor.Event) {
         switch event {
         case .activated:
-            // Only bluetoothd may call our objects: the system bus's default policy denies method
-            // calls to other connections' unique names.
+            // Trusted without a sender check: the system bus denies method calls by default, and
+            // BlueZ's bluetooth.conf lets only root send org.bluez.AdvertisementMonitor1 calls.
             monitorActive = true
             scheduleRefresh()
             logger.limited(
