@@ -113,15 +113,15 @@ package enum WatchScreen {
         if status.beaconsOmitted > 0 { title.append("  (\(status.beaconsOmitted) more not listed by the daemon)") }
         guard !beacons.isEmpty else { return [WatchLine(), title, WatchLine("  none heard recently", .dim)] }
         let deciding = status.state.beacon?.key
-        var key = WatchTable.Column(title: "KEY", maxWidth: 24, keep: 9)
+        var key = WatchTable.Column(title: "KEY", maxWidth: 24, keep: 11)
         var address = WatchTable.Column(title: "ADDRESS", keep: 4)
-        var mode = WatchTable.Column(title: "MODE", keep: 8)
+        var mode = WatchTable.Column(title: "MODE", keep: 10)
         var rssi = WatchTable.Column(title: "RSSI", keep: 7)
         var distance = WatchTable.Column(title: "DIST", rightAligned: true, keep: 2)
         var sequence = WatchTable.Column(title: "SEQ", rightAligned: true, keep: 1)
         var ttl = WatchTable.Column(title: "TTL", rightAligned: true, keep: 5)
         var seen = WatchTable.Column(title: "SEEN", rightAligned: true, keep: 3)
-        var note = WatchTable.Column(title: "NOTE", keep: 10)
+        var note = WatchTable.Column(title: "NOTE", keep: 9)
         for beacon in beacons {
             let name =
                 beacon.kind == "circuit" ? "zone \(beacon.zone)" : "source \(beacon.sourceID.map { "\($0)" } ?? "?")"
