@@ -188,6 +188,21 @@ enum WatchSamples {
         #expect(lines.last?.text.contains("… 18 more rows") == true)
     }
 
+    @Test func aShortTerminalSharesItsRowsBetweenBeaconsAndDevices() {
+        let many = (1...30).map { WatchSamples.beacon(zone: $0) }
+        let devices = (0..<10).map {
+            DeviceReport(address: "4A:00:00:00:00:0\($0)", addressType: "random", rssi: -60, companyID: nil,
+                lastSeen: 1, reports: 1)
+        }
+        let view = WatchSamples.view(status: WatchSamples.status(beacons: many, devices: devices), all: true)
+        let lines = WatchScreen.lines(view, columns: 100, rows: 24).map(\.text)
+        #expect(lines.count == 24)
+        // 20 rows below the header: 10 each, of which a blank, a title, a heading and the count.
+        #expect(lines.filter { $0.contains("… 24 more rows") }.count == 1)
+        #expect(lines.last?.contains("… 4 more rows") == true)
+        #expect(lines.filter { $0.hasPrefix("4A:00") }.count == 6)
+    }
+
     @Test func aLostSourceShowsNoSignalAndNoTable() {
         var view = WatchSamples.view(status: nil)
         view.problem = "daemon unreachable: nobody listens on the socket (is beacond running?)"
@@ -227,5 +242,29 @@ enum WatchSamples {
         let withoutAll = WatchScreen.snapshot(WatchSamples.view(status: WatchSamples.status(devices: devices)))
         #expect(!withoutAll.contains("other devices"))
         #expect(WatchScreen.snapshot(WatchSamples.view(all: true)).contains("does not report them"))
+    }
+
+    @Test func watchBlocksItsSignalsLikeTheKiosk() {
+        #expect(DaemonSignals.handled(byCommandIn: ["beacond", "watch", "--all"]) == DaemonSignals.kioskHandled)
+    }
+
+    /// The drawing part of a refresh, for a full daemon: 256 beacons and 64 devices, 200×60.
+    @Test func aFullFrameIsCheapToDraw() {
+        let beacons = (0..<256).map { WatchSamples.beacon(zone: $0, rssi: -40 - $0 % 60, lastSeen: Double($0) / 10) }
+        let devices = (0..<64).map {
+            DeviceReport(
+                address: String(format: "4A:00:00:00:00:%02X", $0), addressType: "random", rssi: -50 - $0,
+                companyID: 76, lastSeen: 1, reports: $0)
+        }
+        let status = WatchSamples.status(beacons: beacons, devices: devices)
+        let view = WatchSamples.view(sort: .rssi, status: status, all: true)
+        let capabilities = TerminalCapabilities(colors: .truecolor)
+        let started = MonotonicClock.micros()
+        var bytes = 0
+        for _ in 0..<20 { bytes += WatchScreen.frame(view, columns: 200, rows: 60, capabilities: capabilities).count }
+        let perFrame = Double(MonotonicClock.micros() - started) / 20 / 1000
+        let figures = "\(String(format: "%.2f", perFrame)) ms, \(bytes / 20) bytes"
+        print("watch frame (256 beacons, 64 devices, 200x60): \(figures)")
+        #expect(perFrame < 100)
     }
 }

@@ -42,7 +42,18 @@ package struct WatchLine: Hashable, Sendable {
     package var text: String { spans.map(\.text).joined() }
 
     /// Cells the text takes.
-    package var width: Int { spans.reduce(0) { $0 + KioskCells.width(of: $1.text) } }
+    package var width: Int { spans.reduce(0) { $0 + Self.cells(of: $1.text) } }
+
+    /// Cells `scalar` takes (`KioskCells.width`), printable ASCII without the Unicode lookup.
+    static func cells(_ scalar: Unicode.Scalar) -> Int? {
+        if scalar.value >= 0x20 && scalar.value < 0x7F { return 1 }
+        return KioskCells.width(scalar)
+    }
+
+    /// Cells `text` takes; scalars that are never drawn count 0.
+    static func cells(of text: String) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + (cells($1) ?? 0) }
+    }
 
     /// Outside text made safe to show: control and bidi characters written as `\u{…}` escapes.
     package static func safe(_ text: String) -> String { TerminalText.escaped(text) }
@@ -61,7 +72,7 @@ package struct WatchLine: Hashable, Sendable {
         spans: for span in spans {
             var piece = String.UnicodeScalarView()
             for scalar in span.text.unicodeScalars {
-                guard let cells = KioskCells.width(scalar) else { continue }
+                guard let cells = Self.cells(scalar) else { continue }
                 if used + cells > budget {
                     if !piece.isEmpty { out += styled(String(piece), span.style, colours, capabilities) }
                     break spans

@@ -15,15 +15,22 @@ package enum WatchScreen {
     package static func lines(_ view: WatchView, columns: Int, rows: Int?) -> [WatchLine] {
         let header = self.header(view)
         guard let status = view.status else { return fill(header, rows: rows) }
-        let beacons = beaconSection(status, sort: view.sort, width: columns)
-        let devices = view.showsDevices ? deviceSection(status, width: columns) : []
-        guard let rows else { return header + beacons + devices }
+        guard let rows else {
+            let devices = view.showsDevices ? deviceSection(status, width: columns, lines: nil) : []
+            return header + beaconSection(status, sort: view.sort, width: columns, lines: nil) + devices
+        }
+        // Only the rows that fit are laid out: a full daemon lists 256 beacons.
+        // A blank, the title and the heading, then a row each; "none heard" takes the heading's place.
+        let beaconsNeed = status.beacons.isEmpty ? 3 : 3 + status.beacons.count
+        let devicesNeed = view.showsDevices ? status.devices.map { $0.isEmpty ? 3 : 3 + $0.count } ?? 2 : 0
         let room = max(0, rows - header.count)
         // Each section gets what it needs when both fit; else the beacons keep at least half.
-        let devicesShare = beacons.count + devices.count <= room ? devices.count : min(devices.count, room / 2)
-        let beaconRows = min(beacons.count, room - devicesShare)
-        let deviceRows = min(devices.count, room - beaconRows)
-        return fill(header + cut(beacons, to: beaconRows) + cut(devices, to: deviceRows), rows: rows)
+        let devicesShare = beaconsNeed + devicesNeed <= room ? devicesNeed : min(devicesNeed, room / 2)
+        let beaconRows = min(beaconsNeed, room - devicesShare)
+        let deviceRows = min(devicesNeed, room - beaconRows)
+        let beacons = beaconSection(status, sort: view.sort, width: columns, lines: beaconRows)
+        let devices = view.showsDevices ? deviceSection(status, width: columns, lines: deviceRows) : []
+        return fill(header + beacons + devices, rows: rows)
     }
 
     /// The bytes of one terminal frame: every row positioned and padded to the full width, so it
@@ -107,11 +114,15 @@ package enum WatchScreen {
 
     // MARK: Beacons
 
-    static func beaconSection(_ status: StatusMessage, sort: WatchSort, width: Int) -> [WatchLine] {
-        let beacons = sort.sorted(status.beacons)
-        var title = WatchLine("beacons \(beacons.count)", .heading)
+    /// The beacons in `lines` rows at most (nil: all of them).
+    static func beaconSection(_ status: StatusMessage, sort: WatchSort, width: Int, lines: Int?) -> [WatchLine] {
+        let sorted = sort.sorted(status.beacons)
+        var title = WatchLine("beacons \(sorted.count)", .heading)
         if status.beaconsOmitted > 0 { title.append("  (\(status.beaconsOmitted) more not listed by the daemon)") }
-        guard !beacons.isEmpty else { return [WatchLine(), title, WatchLine("  none heard recently", .dim)] }
+        guard !sorted.isEmpty else {
+            return cut([WatchLine(), title, WatchLine("  none heard recently", .dim)], to: lines, total: 0)
+        }
+        let beacons = sorted.prefix(shownRows(sorted.count, lines: lines))
         let deciding = status.state.beacon?.key
         var key = WatchTable.Column(title: "KEY", maxWidth: 24, keep: 11)
         var address = WatchTable.Column(title: "ADDRESS", keep: 4)
@@ -137,7 +148,7 @@ package enum WatchScreen {
             note.cells.append(noteCell(beacon))
         }
         let table = WatchTable(columns: [key, address, mode, rssi, distance, sequence, ttl, seen, note])
-        return [WatchLine(), title] + table.lines(width: width)
+        return cut([WatchLine(), title] + table.lines(width: width), to: lines, total: sorted.count)
     }
 
     /// `-61 ████▏`: the number and a small bar.
@@ -165,18 +176,23 @@ package enum WatchScreen {
 
     // MARK: Other devices
 
-    static func deviceSection(_ status: StatusMessage, width: Int) -> [WatchLine] {
+    /// The other devices in `lines` rows at most (nil: all of them).
+    static func deviceSection(_ status: StatusMessage, width: Int, lines: Int?) -> [WatchLine] {
         guard let listed = status.devices else {
-            return [WatchLine(), WatchLine("other devices: this daemon does not report them (older version)", .dim)]
+            let older = WatchLine("other devices: this daemon does not report them (older version)", .dim)
+            return cut([WatchLine(), older], to: lines, total: 0)
         }
-        let devices = WatchSort.sorted(devices: listed)
-        var title = WatchLine("other devices \(devices.count)", .heading)
+        let sorted = WatchSort.sorted(devices: listed)
+        var title = WatchLine("other devices \(sorted.count)", .heading)
         if let counters = status.devicesCounters {
             title.append(
                 "  strongest \(counters.limit) heard in the last \(WatchFormat.seconds(counters.window)),"
                     + " \(counters.refused) weaker not listed, \(counters.displaced) displaced")
         }
-        guard !devices.isEmpty else { return [WatchLine(), title, WatchLine("  none heard recently", .dim)] }
+        guard !sorted.isEmpty else {
+            return cut([WatchLine(), title, WatchLine("  none heard recently", .dim)], to: lines, total: 0)
+        }
+        let devices = sorted.prefix(shownRows(sorted.count, lines: lines))
         var address = WatchTable.Column(title: "ADDRESS", keep: 9)
         var type = WatchTable.Column(title: "TYPE", keep: 2)
         var rssi = WatchTable.Column(title: "RSSI", keep: 8)
@@ -192,7 +208,7 @@ package enum WatchScreen {
             company.cells.append(WatchLine(device.companyID.map(companyText) ?? "-"))
         }
         let table = WatchTable(columns: [address, type, rssi, seen, reports, company])
-        return [WatchLine(), title] + table.lines(width: width)
+        return cut([WatchLine(), title] + table.lines(width: width), to: lines, total: sorted.count)
     }
 
     /// `0x004C`; a number out of the 16-bit range (from a socket) as it is.
@@ -204,14 +220,25 @@ package enum WatchScreen {
 
     // MARK: Layout
 
-    /// `section` in `rows` rows: whole when it fits, else its first rows and a line saying how
-    /// many more there are.
-    static func cut(_ section: [WatchLine], to rows: Int) -> [WatchLine] {
-        guard section.count > rows else { return section }
+    /// The table rows of `count` shown in a section of `lines` rows: a blank, the title and the
+    /// heading come first, and when not all fit the last row says how many are hidden.
+    static func shownRows(_ count: Int, lines: Int?) -> Int {
+        guard let lines, count + 3 > lines else { return count }
+        return max(0, lines - 4)
+    }
+
+    /// `section` (a blank, title, heading and table rows of `total` entries) in `rows` rows: whole
+    /// when it fits, else its first rows and a line saying how many entries are hidden.
+    static func cut(_ section: [WatchLine], to rows: Int?, total: Int) -> [WatchLine] {
+        guard let rows else { return section }
+        guard total > 0 else { return Array(section.prefix(max(0, rows))) }
+        let shown = max(0, section.count - 3)
+        guard section.count > rows || shown < total else { return section }
         guard rows > 0 else { return [] }
-        let hidden = section.count - (rows - 1)
+        let kept = Array(section.prefix(rows - 1))
+        let hidden = total - max(0, kept.count - 3)
         let more = WatchLine("  … \(hidden) more rows (a taller terminal shows them)", .dim)
-        return Array(section.prefix(rows - 1)) + [more]
+        return kept + [more]
     }
 
     private static func fill(_ lines: [WatchLine], rows: Int?) -> [WatchLine] {

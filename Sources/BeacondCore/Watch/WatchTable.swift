@@ -52,8 +52,9 @@ struct WatchTable {
     }
 
     private static func width(_ column: Column) -> Int {
-        let widest = column.cells.reduce(KioskCells.width(of: column.title)) { max($0, $1.width) }
-        return min(widest, max(column.maxWidth, KioskCells.width(of: column.title)))
+        let title = WatchLine.cells(of: column.title)
+        let widest = column.cells.reduce(title) { max($0, $1.width) }
+        return min(widest, max(column.maxWidth, title))
     }
 }
 
@@ -83,7 +84,7 @@ extension WatchLine {
         for span in spans {
             var kept = String.UnicodeScalarView()
             for scalar in span.text.unicodeScalars {
-                guard let cells = KioskCells.width(scalar) else { continue }
+                guard let cells = WatchLine.cells(scalar) else { continue }
                 guard used + cells <= width - 1 else { break }
                 kept.append(scalar)
                 used += cells
