@@ -11,16 +11,16 @@ struct Beacond: AsyncParsableCommand {
         version: BeacondVersion.current,
         subcommands: [
             RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
-            KioskCommand.self,
+            KioskCommand.self, WatchCommand.self,
         ]
     )
 }
 
-/// The entry point: a synchronous `main`, so `beacond run` and `beacond kiosk` block their signals
+/// The entry point: a synchronous `main`, so `beacond run`, `kiosk` and `watch` block their signals
 /// before the Swift concurrency runtime, NIO or anything else starts a thread (`DaemonSignals`);
 /// then the command runs as an async task.
 ///
-/// For `run` and `kiosk` the main thread then parks on a semaphore instead of `dispatchMain()`: on Linux,
+/// For those the main thread then parks on a semaphore instead of `dispatchMain()`: on Linux,
 /// libdispatch parks the main thread in `sigsuspend` with an empty mask, which would unblock the
 /// signals there again and let an early one kill the process. Nothing in beacond uses the main
 /// queue. Other commands keep `dispatchMain()` and the default actions (Ctrl-C stops a `scan`).

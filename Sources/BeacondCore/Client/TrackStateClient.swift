@@ -292,11 +292,15 @@ package final class TrackStateClient {
         buffer.append(contentsOf: chunk[0..<count])
     }
 
-    /// Connects, reads hello and state, asks for the status and returns it.
-    package static func fetchStatus(path: String, timeout: Double = 5) throws(ClientError) -> Message {
+    /// Connects, reads hello and state, asks for the status (with `devices`, the other devices
+    /// heard too) and returns it.
+    package static func fetchStatus(path: String, timeout: Double = 5, devices: Bool = false) throws(ClientError)
+        -> Message
+    {
         let client = try TrackStateClient(path: path, timeout: timeout)
         defer { client.close() }
         _ = try client.handshake(timeout: timeout)
-        return try client.request(ClientRequest.status.commandLine ?? "", reply: "status", timeout: timeout)
+        let request: ClientRequest = devices ? .statusWithDevices : .status
+        return try client.request(request.commandLine ?? "", reply: "status", timeout: timeout)
     }
 }

@@ -89,13 +89,15 @@ package final class Daemon {
             logger: logger, logLimiter: .shared)
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
+        let devices = NearbyDeviceTable()
+        publisher.nearbyDevices = devices
         if let replayClock, let capture = scanner.replay {
             backend = ReplayBackend(
                 path: capture, clock: replayClock, loop: scanner.loop,
-                decoder: decoder, hub: hub, logger: logger)
+                decoder: decoder, devices: devices, hub: hub, logger: logger)
             scanSink = nil
         } else {
-            let sink = HubAdvertisementSink(hub: hub, decoder: decoder)
+            let sink = HubAdvertisementSink(hub: hub, decoder: decoder, devices: devices)
             backend = try LiveScanner.make(
                 scanner, record: configuration.record, sink: sink,
                 retriesMissingAdapter: true, logger: logger, logLimiter: .shared)

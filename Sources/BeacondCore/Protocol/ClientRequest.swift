@@ -4,6 +4,9 @@ import NIOCore
 /// A client's request, parsed from one line (docs/protocol.md, "Client commands").
 package enum ClientRequest: Hashable, Sendable, Decodable {
     case status
+    /// `{"cmd":"status","devices":true}`: the status with the devices heard that are not GeoRacing
+    /// beacons (`devices`, `devices_counters`).
+    case statusWithDevices
     case ping
     case subscribe(beacons: Bool)
     /// A line that is not a valid command: answered with `{"type":"error","error":reason}`.
@@ -37,7 +40,7 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case cmd, beacons
+        case cmd, beacons, devices
     }
 
     /// Decodes a command object. Unknown fields are ignored (for forward compatibility); known
@@ -55,7 +58,15 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
             throw RequestFieldError(reason: "\"cmd\" is not a valid JSON string")
         }
         switch cmd {
-        case "status": self = .status
+        case "status":
+            guard container.contains(.devices) else {
+                self = .status
+                return
+            }
+            guard let devices = try? container.decode(Bool.self, forKey: .devices) else {
+                throw RequestFieldError(reason: "\"devices\" must be true or false")
+            }
+            self = devices ? .statusWithDevices : .status
         case "ping": self = .ping
         case "subscribe":
             guard container.contains(.beacons) else {
@@ -77,6 +88,7 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
     package var commandLine: String? {
         switch self {
         case .status: #"{"cmd":"status"}"#
+        case .statusWithDevices: #"{"cmd":"status","devices":true}"#
         case .ping: #"{"cmd":"ping"}"#
         case .subscribe(let beacons): #"{"cmd":"subscribe","beacons":\#(beacons)}"#
         case .invalid: nil

@@ -18,6 +18,10 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
     package var bluez: BlueZStatus?
     package var remotePoller: RemotePollerStatus?
     package var server: ServerStatus?
+    /// Devices heard that are not GeoRacing beacons, strongest first: only in the answer to
+    /// `{"cmd":"status","devices":true}` (nil otherwise, and from older daemons).
+    package var devices: [DeviceReport]?
+    package var devicesCounters: DeviceCounters?
 
     enum CodingKeys: String, CodingKey {
         case protocolVersion = "protocol"
@@ -29,7 +33,8 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         case beaconsOmitted = "beacons_omitted"
         case remote, scanner, counters, scan, hci, bluez
         case remotePoller = "remote_poller"
-        case server
+        case server, devices
+        case devicesCounters = "devices_counters"
     }
 
     package init(
@@ -78,6 +83,13 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         if let bluez { writer.key("bluez"); bluez.render(into: &writer) }
         if let remotePoller { writer.key("remote_poller"); remotePoller.render(into: &writer) }
         if let server { writer.key("server"); server.render(into: &writer) }
+        if let devices {
+            writer.key("devices")
+            writer.beginArray()
+            for device in devices { device.render(into: &writer) }
+            writer.endArray()
+        }
+        if let devicesCounters { writer.key("devices_counters"); devicesCounters.render(into: &writer) }
         writer.endObject()
     }
 }

@@ -76,7 +76,9 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         lastActivity = NIODeadline.now().uptimeNanoseconds
         switch unwrapInboundIn(data) {
         case .status:
-            answerStatus(context: context)
+            answerStatus(devices: false, context: context)
+        case .statusWithDevices:
+            answerStatus(devices: true, context: context)
         case .ping:
             send(.reply(ByteBuffer(bytes: PongMessage().line)), context: context)
         case .subscribe(let beacons):
@@ -134,13 +136,13 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     }
 
     /// A status reply, unless the client asked too often or it would not fit the client's byte bound.
-    private func answerStatus(context: ChannelHandlerContext) {
+    private func answerStatus(devices: Bool, context: ChannelHandlerContext) {
         guard statusWindow.admit(at: lastActivity) else {
             counters.refusedStatus += 1
             answerError("too many status requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
             return
         }
-        let line = publisher.sharedStatusLine()
+        let line = publisher.sharedStatusLine(devices: devices)
         let held = outbound.heldBytes
         guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1

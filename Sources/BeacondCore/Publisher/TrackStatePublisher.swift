@@ -31,9 +31,13 @@ package final class TrackStatePublisher: @unchecked Sendable {
     private var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
     private var beaconSubscribers = 0
     private var beaconThrottle = BeaconThrottle()
-    private var statusCache: (builtAt: Int64, seq: Int, line: ByteBuffer)?
+    /// The shared status lines: [0] without devices, [1] with them.
+    private var statusCache: [(builtAt: Int64, seq: Int, line: ByteBuffer)?] = [nil, nil]
     private var statusProviders: [(inout StatusMessage) -> Void] = []
     private(set) var counters = Counters()
+    /// The devices heard that are not GeoRacing beacons, for `{"cmd":"status","devices":true}`;
+    /// nil when no scanner records them (the request then gets an empty list). Set before start.
+    var nearbyDevices: NearbyDeviceTable?
 
     struct Counters {
         var beaconUpdates = 0
@@ -124,29 +128,43 @@ package final class TrackStatePublisher: @unchecked Sendable {
 
     /// The status line for a client's request: the one built for an earlier request, if it is
     /// under `statusReuseInterval` old and no state was published since; else a new one.
-    func sharedStatusLine() -> ByteBuffer {
+    /// With `devices`, the line lists the other devices heard (`statusLine(devices: true)`) and is
+    /// shared only with requests that asked for them too.
+    func sharedStatusLine(devices: Bool = false) -> ByteBuffer {
         eventLoop.preconditionInEventLoop()
         let now = loopMicros
-        if let cached = statusCache, cached.seq == hub.seq, now >= cached.builtAt,
+        let slot = devices ? 1 : 0
+        if let cached = statusCache[slot], cached.seq == hub.seq, now >= cached.builtAt,
             now - cached.builtAt < Self.statusReuseInterval
         {
             counters.statusReused += 1
             return cached.line
         }
-        let line = ByteBuffer(bytes: statusLine())
-        statusCache = (now, hub.seq, line)
+        let line = ByteBuffer(bytes: statusLine(devices: devices))
+        statusCache[slot] = (now, hub.seq, line)
         return line
     }
 
-    /// A `{"type":"status"}` line: the hub's message (lists cut to `listLimit` entries), the
-    /// publisher's counters, then whatever the status providers add.
-    func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
+    /// A `{"type":"status"}` line: `statusMessage(listLimit:devices:)`, rendered.
+    func statusLine(listLimit: Int = TrackStateHub.statusListLimit, devices: Bool = false) -> [UInt8] {
+        statusMessage(listLimit: listLimit, devices: devices).line
+    }
+
+    /// A status message: the hub's (lists cut to `listLimit` entries), the publisher's counters,
+    /// whatever the status providers add, and with `devices` the other devices heard.
+    func statusMessage(listLimit: Int = TrackStateHub.statusListLimit, devices: Bool = false) -> StatusMessage {
         eventLoop.preconditionInEventLoop()
         var status = hub.statusMessage(listLimit: listLimit)
         status.counters.beaconUpdates = counters.beaconUpdates
         status.counters.statusReused = counters.statusReused
         status.counters.subscribers = subscribers.count
         for provider in statusProviders { provider(&status) }
-        return status.line
+        if devices {
+            let table = nearbyDevices ?? NearbyDeviceTable()
+            let report = table.report(at: hub.clock.now())
+            status.devices = report.devices
+            status.devicesCounters = report.counters
+        }
+        return status
     }
 }

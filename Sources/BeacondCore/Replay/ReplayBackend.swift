@@ -11,14 +11,20 @@ final class ReplayBackend: Service {
     let clock: ReplayClock
     let loopForever: Bool
     let decoder: GeoRacingDecoder
+    /// Where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
+    let devices: NearbyDeviceTable?
     private let hub: TrackStateHub
     private let logger: Logger
 
-    init(path: String, clock: ReplayClock, loop: Bool, decoder: GeoRacingDecoder, hub: TrackStateHub, logger: Logger) {
+    init(
+        path: String, clock: ReplayClock, loop: Bool, decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil,
+        hub: TrackStateHub, logger: Logger
+    ) {
         self.path = path
         self.clock = clock
         loopForever = loop
         self.decoder = decoder
+        self.devices = devices
         self.hub = hub
         self.logger = logger
     }
@@ -97,7 +103,7 @@ final class ReplayBackend: Service {
     private func replayPass(offset: Int64) async throws -> (span: (first: Int64, latest: Int64)?, complete: Bool) {
         let reader = try CaptureReader(path: path)
         var extractor = AdvertisingExtractor()
-        var batcher = ScannedSignalBatcher(decoder: decoder)
+        var batcher = ScannedSignalBatcher(decoder: decoder, devices: devices)
         var span: (first: Int64, latest: Int64)?
         var complete = true
         while true {

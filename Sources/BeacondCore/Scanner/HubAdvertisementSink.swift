@@ -18,9 +18,10 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
     private let droppedSignals = Atomic<Int>(0)
     private let reports = Atomic<Int>(0)
 
-    package init(hub: TrackStateHub, decoder: GeoRacingDecoder) {
+    /// `devices`: where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
+    package init(hub: TrackStateHub, decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil) {
         self.hub = hub
-        batcher = ScannedSignalBatcher(decoder: decoder)
+        batcher = ScannedSignalBatcher(decoder: decoder, devices: devices)
     }
 
     /// Reports received and signals dropped because the loop fell behind.

@@ -26,10 +26,13 @@ struct ScannedSignalBatcher {
     static let limit = 256
 
     let decoder: GeoRacingDecoder
+    /// Where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
+    let devices: NearbyDeviceTable?
     private var batch = ScannedSignalBatch()
 
-    init(decoder: GeoRacingDecoder) {
+    init(decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil) {
         self.decoder = decoder
+        self.devices = devices
         batch.signals.reserveCapacity(Self.limit)
     }
 
@@ -37,7 +40,8 @@ struct ScannedSignalBatcher {
     var isFull: Bool { batch.signals.count >= Self.limit }
 
     /// Decodes one report heard at `time` (engine µs: CLOCK_BOOTTIME live, capture time in
-    /// replay) and adds its signal, or counts its rejected frame; other reports are ignored.
+    /// replay) and adds its signal, or counts its rejected frame; any other report goes to the
+    /// table of other devices, when there is one.
     mutating func add(_ report: AdvertisingReport, at time: Int64) {
         switch decoder.decode(report.data) {
         case .signal(let signal):
@@ -48,7 +52,7 @@ struct ScannedSignalBatcher {
         case .rejected:
             batch.rejectedFrames += 1
         case .none:
-            break
+            devices?.record(report, at: time)
         }
     }
 

@@ -17,11 +17,12 @@ package enum DaemonSignals {
     static let kioskHandled: [Int32] = [SIGHUP, SIGTERM, SIGINT, SIGWINCH]
 
     /// The signals the command in `arguments` handles itself, to block in `main` before any
-    /// thread starts: `handled` for `run`, `kioskHandled` for `kiosk`, none for the others.
+    /// thread starts: `handled` for `run`, `kioskHandled` for `kiosk` and `watch` (which restores
+    /// the terminal the same way, and ends a `--once` replay early), none for the others.
     package static func handled(byCommandIn arguments: [String]) -> [Int32] {
         switch arguments.dropFirst().first {
         case "run": handled
-        case "kiosk": kioskHandled
+        case "kiosk", "watch": kioskHandled
         default: []
         }
     }
