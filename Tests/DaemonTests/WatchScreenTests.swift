@@ -191,7 +191,8 @@ enum WatchSamples {
     @Test func aShortTerminalSharesItsRowsBetweenBeaconsAndDevices() {
         let many = (1...30).map { WatchSamples.beacon(zone: $0) }
         let devices = (0..<10).map {
-            DeviceReport(address: "4A:00:00:00:00:0\($0)", addressType: "random", rssi: -60, companyID: nil,
+            DeviceReport(
+                address: "4A:00:00:00:00:0\($0)", addressType: "random", rssi: -60, companyID: nil,
                 lastSeen: 1, reports: 1)
         }
         let view = WatchSamples.view(status: WatchSamples.status(beacons: many, devices: devices), all: true)
