@@ -3,7 +3,8 @@
 
 btvirt's controllers send one advertising report per advertising enable, so a beacon's repeats
 are made by toggling advertising enable every --interval-ms. Each STEP is MODE:SEQ:TTL:SECONDS;
-the time of the first enable of each step (CLOCK_BOOTTIME) goes to --log as a JSON line.
+the times of the first enable and of the last disable of each step (CLOCK_BOOTTIME, "t" and
+"end") go to --log as a JSON line.
 
 usage: advertise.py --adapter hci0 [--zone 3] [--interval-ms 250] --log FILE STEP...
 """
@@ -93,7 +94,7 @@ def main():
                     started = now()
                 time.sleep(args.interval_ms / 1000)
                 controller.command(LE_SET_ADV_ENABLE, b"\x00")
-            log.write(json.dumps({"t": started, "zone": args.zone, "mode": mode, "seq": int(seq), "ttl": int(ttl),
+            log.write(json.dumps({"t": started, "end": now(), "zone": args.zone, "mode": mode, "seq": int(seq), "ttl": int(ttl),
                                   "enables": enables, "adapter": args.adapter}) + "\n")
             log.flush()
 

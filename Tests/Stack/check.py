@@ -2,8 +2,9 @@
 """Host-side checks of what the guest wrote (Tests/Stack/guest-*.sh), one line per check, then
 "test-stack: N passed, M failed". Exit 1 when any failed.
 
-usage: check.py BEACOND RESULTS_DIR/legacy RESULTS_DIR/hci
+usage: check.py BEACOND RESULTS_DIR/legacy RESULTS_DIR/hci [RESULTS_DIR/bluez]
   BEACOND: the binary the guest ran (its `replay` decodes the recording here, on the host).
+  The bluez boot's checks are in check_bluez.py.
 """
 import json
 import os
@@ -218,8 +219,10 @@ def hci_group(directory, beacond):
 
 def main():
     beacond, legacy, hci = sys.argv[1:4]
+    bluez = sys.argv[4] if len(sys.argv) > 4 else None
     latencies = []
-    for group, directory in (("legacy", legacy), ("hci", hci)):
+    groups = [("legacy", legacy), ("hci", hci)] + ([("bluez", bluez)] if bluez else [])
+    for group, directory in groups:
         rc = text(f"{directory}/guest-rc").strip()
         check(f"{group}: the guest ran its scenarios to the end", rc == "0",
               f"exit {rc}" if rc else "no result: see boot.sh's output above")
@@ -231,6 +234,9 @@ def main():
         latencies += hci_group(hci, beacond)
     else:
         check("hci: results present", False, hci)
+    if bluez and os.path.isdir(bluez):
+        import check_bluez
+        check_bluez.bluez_group(sys.modules[__name__], bluez)
     if latencies:
         ms = sorted(x * 1000 for x in latencies)
         print(f"     latency, first advert of a new flag → published on the socket: "

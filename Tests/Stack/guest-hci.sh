@@ -6,7 +6,7 @@ start_controllers -l2 || exit 1
 
 # The daemon, with --record: flags, then the adapter lost twice (hciconfig down/up; the vhci
 # device removed and added again), a new flag after each; SIGTERM.
-daemon_start run --record "$results/run-record.btsnoop" || exit 1
+daemon_start run --backend hci --record "$results/run-record.btsnoop" || exit 1
 advertise run safety_car:1:4:3 red_flag:2:4:3 || exit 1
 wait_for "run: the flags expired" 20 last_mode_is unknown "$results/run-states.jsonl"
 step "run: hciconfig hci1 down"

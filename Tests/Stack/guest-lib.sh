@@ -88,16 +88,16 @@ stop_pid() {
 	wait "$pid" 2>/dev/null
 }
 
-# The daemon scenario, NAME: btmon records everything beside it; beacond run (hci1, RSSI floor
-# -60 dBm, which btvirt's "not available" 127 must pass) and a subscriber writing what it publishes.
-# hci0 advertises three escalating flags, one step of 3 s each, repeating every 250 ms.
+# daemon_start NAME ARGUMENTS...: btmon records everything beside it; beacond run (hci1, RSSI
+# floor -60 dBm, which btvirt's "not available" 127 must pass; ARGUMENTS add the backend) and a
+# subscriber writing what it publishes to $results/NAME-states.jsonl.
 daemon_start() {
 	local name=$1
 	shift
 	btmon -w "$results/$name-btmon.btsnoop" >/dev/null 2>&1 &
 	btmon_pid=$!
 	mkdir -p "/tmp/$name-state"
-	"$beacond" run --backend hci --adapter hci1 --socket "/tmp/$name.sock" --state-dir "/tmp/$name-state" \
+	"$beacond" run --adapter hci1 --socket "/tmp/$name.sock" --state-dir "/tmp/$name-state" \
 		--min-rssi -60 --log-level debug "$@" >"$results/$name-beacond.log" 2>&1 &
 	daemon_pid=$!
 	python3 "$stack/subscribe.py" "/tmp/$name.sock" "$results/$name-states.jsonl" --wait 60 \
