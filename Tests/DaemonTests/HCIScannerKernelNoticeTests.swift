@@ -6,7 +6,8 @@ import Testing
 /// What the real kernel showed under QEMU (Tests/Stack, `make test-stack`) that the fake
 /// controller had wrong: the kernel says an adapter went down only on a raw socket bound to no
 /// adapter, and when it brings the adapter up again it resets the controller, scan off, with
-/// nothing else on the adapter's socket.
+/// nothing else on the adapter's socket. And btvirt's 5.2 controller answers an extended scan of
+/// a legacy advertiser with legacy LE Advertising Reports (subevent 0x02).
 @Suite struct HCIScannerKernelNoticeTests {
     @Test func theDownNoticeOnTheUnboundSocketIsALoss() async throws {
         let controller = FakeController(deviceID: 1)
@@ -38,6 +39,38 @@ import Testing
             })
         #expect(await harness.sink.waitForState(.up, after: upAt))
         #expect(second.commands == HCIHarness.setupLegacy)
+        #expect(await harness.stop() == nil)
+    }
+
+    @Test func theKernelsDeviceNoticesAreNotRecorded() async throws {
+        let directory = try HCIRecordingFiles.temporaryDirectory()
+        defer { HCIRecordingFiles.remove(directory) }
+        let path = directory + "/scan.btsnoop"
+        let recorder = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 2, logger: HCITestLogger.quiet)
+        let controller = FakeController(deviceID: 1)
+        let harness = try HCIHarness([controller], recorder: recorder)
+        harness.start()
+        #expect(await harness.sink.waitForState(.up))
+        controller.injectDeviceEvent(4, device: 2)
+        controller.inject(FakeController.legacyEvent([FakeController.report(0xA1, data: [0x02, 0x01, 0x06])]))
+        #expect(await harness.sink.waitForReports(1))
+        #expect(await harness.stop() == nil)
+        let records = try HCIRecordingFiles.records(path)
+        #expect(!records.isEmpty)
+        #expect(!records.contains { $0.bytes.count > 1 && $0.bytes[1] == 0xFD })
+        #expect(try HCIRecordingFiles.reportAddresses(path) == [0xA1])
+    }
+
+    @Test func anExtendedScanTakesLegacyReports() async throws {
+        let controller = FakeController(.extended)
+        let harness = try HCIHarness([controller])
+        harness.start()
+        #expect(await harness.sink.waitForState(.up))
+        #expect(harness.backend.mode == .extended)
+        controller.inject(FakeController.legacyEvent([FakeController.report(7, rssi: 127, data: [0x02, 0x01, 0x06])]))
+        #expect(await harness.sink.waitForReports(1))
+        // 127: "not available", as btvirt's controllers report it.
+        #expect(harness.sink.reports.first?.rssi == nil)
         #expect(await harness.stop() == nil)
     }
 }

@@ -94,8 +94,8 @@ def main():
                     started = now()
                 time.sleep(args.interval_ms / 1000)
                 controller.command(LE_SET_ADV_ENABLE, b"\x00")
-            log.write(json.dumps({"t": started, "end": now(), "zone": args.zone, "mode": mode, "seq": int(seq), "ttl": int(ttl),
-                                  "enables": enables, "adapter": args.adapter}) + "\n")
+            log.write(json.dumps({"t": started, "end": now(), "zone": args.zone, "mode": mode, "seq": int(seq),
+                                  "ttl": int(ttl), "enables": enables, "adapter": args.adapter}) + "\n")
             log.flush()
 
 

@@ -23,7 +23,10 @@ fi
 kernel=/boot/vmlinuz-$kver
 initramfs=$repo/.build/stack/initramfs-$kver.cpio.gz
 
-[ -n "$kver" ] && [ -r "$kernel" ] || { echo "boot.sh: no kernel with modules in /boot (apt-get install linux-image-amd64)"; exit 1; }
+if [ -z "$kver" ] || [ ! -r "$kernel" ]; then
+	echo "boot.sh: no kernel with modules in /boot (apt-get install linux-image-amd64)"
+	exit 1
+fi
 mkdir -p "$(dirname "$initramfs")"
 if [ ! -s "$initramfs" ] || [ "$here/init" -nt "$initramfs" ] || [ "$here/initramfs.sh" -nt "$initramfs" ]; then
 	"$here/initramfs.sh" "$kver" "$initramfs"
@@ -32,7 +35,7 @@ rm -rf "$results"
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
 
-started=$(date +%s.%N)
+started=$(date +%s%N)
 status=0
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
 	-display none -monitor none -no-reboot -serial "file:$results/console.log" \
@@ -40,8 +43,8 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp
 	-append "console=ttyS0 panic=-1 loglevel=4 stack.repo=$repo stack.results=$results stack.script=$script" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" || status=$?
-elapsed=$(echo "$(date +%s.%N) - $started" | bc)
-printf 'boot.sh: %s: guest ran %.1f s\n' "$script" "$elapsed"
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+printf 'boot.sh: %s: guest ran %d.%d s\n' "$script" $((elapsed_ms / 1000)) $((elapsed_ms % 1000 / 100))
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
 	echo "boot.sh: $script: the guest did not finish within $timeout_s s"
 elif [ "$status" -ne 0 ]; then

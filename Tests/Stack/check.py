@@ -235,6 +235,7 @@ def main():
     else:
         check("hci: results present", False, hci)
     if bluez and os.path.isdir(bluez):
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
         import check_bluez
         check_bluez.bluez_group(sys.modules[__name__], bluez)
     if latencies:

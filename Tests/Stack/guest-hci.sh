@@ -12,8 +12,8 @@ wait_for "run: the flags expired" 20 last_mode_is unknown "$results/run-states.j
 step "run: hciconfig hci1 down"
 hciconfig hci1 down
 wait_for "run: scanner down" 20 scanner_state_count 2 down "$results/run-states.jsonl"
-hciconfig hci1 up
 step "run: hciconfig hci1 up"
+hciconfig hci1 up
 wait_for "run: scanner up again" 30 scanner_state_count 2 up "$results/run-states.jsonl"
 advertise run red_flag:3:4:3
 wait_for "run: the flag expired" 20 last_mode_is unknown "$results/run-states.jsonl"

@@ -12,12 +12,11 @@ step() { echo "$(cut -d' ' -f1 /proc/uptime) $*" >&3; }
 
 # wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND every 0.2 s; 1 after SECONDS.
 wait_for() {
-	local what=$1 seconds=$2 tries
+	local what=$1 seconds=$2 deadline
 	shift 2
-	tries=$((seconds * 5))
+	deadline=$((SECONDS + seconds))
 	while ! "$@" >/dev/null 2>&1; do
-		tries=$((tries - 1))
-		if [ "$tries" -le 0 ]; then
+		if [ "$SECONDS" -ge "$deadline" ]; then
 			step "TIMEOUT after ${seconds}s: $what"
 			return 1
 		fi
@@ -31,7 +30,8 @@ start_controllers() {
 	step "btvirt $*"
 	btvirt "$@" >>"$results/btvirt.log" 2>&1 &
 	btvirt_pid=$!
-	wait_for "hci0 and hci1 registered" 20 test -e /sys/class/bluetooth/hci0 -a -e /sys/class/bluetooth/hci1 || return 1
+	wait_for "hci0 and hci1 registered" 20 \
+		test -e /sys/class/bluetooth/hci0 -a -e /sys/class/bluetooth/hci1 || return 1
 	adapter_up hci0 && adapter_up hci1 || return 1
 	hciconfig -a >>"$results/hciconfig.log" 2>&1 || true # LE-only controllers have no local name
 }
@@ -74,8 +74,12 @@ for line in open(path):
 sys.exit(0 if changes >= wanted else 1)
 PY
 }
+# last_mode_is MODE FILE: the last state the subscriber wrote to FILE has MODE.
 last_mode_is() {
-	[ "$(grep -F '"type": "state"' "$2" | tail -1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["msg"]["mode"])')" = "$1" ]
+	local mode
+	mode=$(grep -F '"type": "state"' "$2" | tail -1 |
+		python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["msg"]["mode"])')
+	[ "$mode" = "$1" ]
 }
 
 # stop_pid PID SECONDS: SIGTERM, then waits at most SECONDS for it to end; SIGKILL after that.

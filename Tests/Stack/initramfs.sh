@@ -3,6 +3,7 @@
 # Bluetooth (hci_vhci) and the crypto btvirt binds (AF_ALG ecb(aes), cmac), and Tests/Stack/init.
 # Usage: initramfs.sh KERNEL_VERSION OUTPUT.cpio.gz
 set -euo pipefail
+export PATH=$PATH:/usr/sbin:/sbin # modprobe, for a user whose PATH lacks them
 kver=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
