@@ -172,8 +172,9 @@ def hci_group(directory, beacond):
               "never published" if latency is None else f"{latency * 1000:.0f} ms")
 
     # The vhci device removed (btvirt stopped) and added again.
-    down = [t for t, s in transitions if s == "down" and removed and t >= removed]
-    up = [t for t, s in transitions if s == "up" and down and t > down[0]]
+    reset = step_time(directory, "run: hciconfig hci1 reset")
+    down = [t for t, s in transitions if s == "down" and removed and removed <= t < (reset or 1e9)]
+    up = [t for t, s in transitions if s == "up" and down and down[0] < t < (reset or 1e9)]
     check("hci: vhci device removed and added again: the scanner went down, then up",
           bool(down) and bool(up), f"transitions {transitions}")
     for a in (a for a in adverts if a["seq"] == 4):
@@ -181,6 +182,22 @@ def hci_group(directory, beacond):
         if latency is not None:
             latencies.append(latency)
         check("hci: a new flag after the vhci device came back was published without a restart",
+              latency is not None and latency <= PUBLISH_WITHIN_S,
+              "never published" if latency is None else f"{latency * 1000:.0f} ms")
+
+    # hciconfig hci1 reset: the kernel closes and reopens the adapter, resetting the controller (its
+    # scan off); Linux 6.1 says "down" on the unbound socket first.
+    down = [t for t, s in transitions if s == "down" and reset and t >= reset]
+    up = [t for t, s in transitions if s == "up" and down and t > down[0]]
+    reasons = [m for m in re.findall(r"scanner down: adapter hci1 is gone \(([^)]*)\)", log)]
+    check("hci: hciconfig hci1 reset: the scanner went down, then up", bool(down) and bool(up),
+          f"{up[0] - reset:.2f} s after the reset; reasons seen: {sorted(set(reasons))}" if down and up
+          else f"transitions {transitions}")
+    for a in (a for a in adverts if a["seq"] == 5):
+        latency = publication_latency(published, a)
+        if latency is not None:
+            latencies.append(latency)
+        check("hci: a new flag after the reset was published without a restart",
               latency is not None and latency <= PUBLISH_WITHIN_S,
               "never published" if latency is None else f"{latency * 1000:.0f} ms")
     check_scan_disabled("hci", f"{directory}/run-btmon.btsnoop", "(0x08|0x0042)")

@@ -5,7 +5,8 @@ source "$(dirname "$0")/guest-lib.sh"
 start_controllers -l2 || exit 1
 
 # The daemon, with --record: flags, then the adapter lost twice (hciconfig down/up; the vhci
-# device removed and added again), a new flag after each; SIGTERM.
+# device removed and added again) and the controller reset by the kernel (hciconfig reset), a new
+# flag after each; SIGTERM.
 daemon_start run --backend hci --record "$results/run-record.btsnoop" || exit 1
 advertise run safety_car:1:4:3 red_flag:2:4:3 || exit 1
 wait_for "run: the flags expired" 20 last_mode_is unknown "$results/run-states.jsonl"
@@ -22,6 +23,12 @@ wait_for "run: scanner down (vhci removed)" 20 scanner_state_count 3 down "$resu
 start_controllers -l2 || exit 1
 wait_for "run: scanner up again (vhci added)" 40 scanner_state_count 3 up "$results/run-states.jsonl"
 advertise run evacuation:4:4:3
+wait_for "run: the flag expired" 20 last_mode_is unknown "$results/run-states.jsonl"
+step "run: hciconfig hci1 reset"
+hciconfig hci1 reset
+wait_for "run: scanner down (reset)" 20 scanner_state_count 4 down "$results/run-states.jsonl"
+wait_for "run: scanner up again (reset)" 30 scanner_state_count 4 up "$results/run-states.jsonl"
+advertise run red_flag:5:4:3
 daemon_stop run
 
 # beacond scan --all --json beside btmon -w.
