@@ -331,10 +331,12 @@ final class HCICommandChannel {
     /// Polls the transport for `events` for up to `micros` (nil: no limit) and, when
     /// `interruptible`, the wake signal too, which ends the wait with `.shuttingDown`.
     func wait(for events: Int16, micros: Int64?, interruptible: Bool) throws(HCIScannerError) -> WaitResult {
-        // The device events' descriptor is polled for POLLIN only (poll skips a -1).
+        // The device events' descriptor only when reading: a notice waiting there must not end a
+        // wait for POLLOUT again and again (poll skips a -1).
+        let deviceEvents = events & Int16(POLLIN) != 0 ? transport.deviceEventDescriptor : -1
         var fds = (
             pollfd(fd: transport.descriptor, events: events, revents: 0),
-            pollfd(fd: transport.deviceEventDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: deviceEvents, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)
         )
         let count: nfds_t = interruptible && wake != nil ? 3 : 2
