@@ -40,6 +40,31 @@ static inline int beacond_hci_get_filter(int fd, uint32_t *type_mask, uint32_t *
     return 0;
 }
 
+/* A raw HCI socket bound to no adapter (HCI_DEV_NONE), non-blocking, filtered to the kernel's
+ * stack-internal events (0xFD): the kernel sends an adapter's up, down, register and unregister
+ * notices only to raw sockets bound to no adapter, never to one bound to that adapter.
+ * Returns the descriptor, or -1 with errno. */
+static inline int beacond_hci_open_device_events(void) {
+    int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, BTPROTO_HCI);
+    if (fd < 0) return -1;
+    struct sockaddr_hci address = {0};
+    address.hci_family = AF_BLUETOOTH;
+    address.hci_dev = HCI_DEV_NONE;
+    address.hci_channel = HCI_CHANNEL_RAW;
+    struct hci_filter filter;
+    hci_filter_clear(&filter);
+    hci_filter_set_ptype(HCI_EVENT_PKT, &filter);
+    hci_filter_set_event(EVT_STACK_INTERNAL, &filter);
+    if (bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+        setsockopt(fd, SOL_HCI, HCI_FILTER, &filter, sizeof(filter)) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 /* The ids of the adapters the kernel knows (HCIGETDEVLIST), up to `capacity`.
  * Returns how many, or -1 with errno. */
 static inline int beacond_hci_device_ids(uint16_t *ids, int capacity) {

@@ -5,7 +5,9 @@ import Logging
 import Synchronization
 
 /// A scripted HCI controller on the far end of a SOCK_SEQPACKET socketpair: a thread answers
-/// each command with Command Complete (or Command Status), and tests inject events.
+/// each command with Command Complete (or Command Status), and tests inject events. A second
+/// socketpair stands for the kernel's unbound raw socket, where the real kernel sends its device
+/// notices (0xFD: an adapter went down, was unregistered) instead of on the adapter's socket.
 package final class FakeController: @unchecked Sendable {
     package struct Script: Sendable {
         /// LE Read Local Supported Features' 8 bytes.
@@ -33,17 +35,35 @@ package final class FakeController: @unchecked Sendable {
     /// The backend's end.
     package let transport: DescriptorHCITransport
     private let core: Core
+    /// The kernel's end of the device notices' socketpair.
+    private let deviceEvents: Int32
 
     package init(_ script: Script = .legacy, deviceID: UInt16? = nil) {
         var pair: [Int32] = [-1, -1]
-        let result = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair)
-        precondition(result == 0, "socketpair: \(errno)")
-        transport = DescriptorHCITransport(descriptor: pair[0], deviceID: deviceID)
+        var events: [Int32] = [-1, -1]
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        precondition(socketpair(AF_UNIX, type, 0, &pair) == 0, "socketpair: \(errno)")
+        precondition(socketpair(AF_UNIX, type, 0, &events) == 0, "socketpair: \(errno)")
+        transport = DescriptorHCITransport(descriptor: pair[0], deviceID: deviceID, deviceEventDescriptor: events[0])
+        deviceEvents = events[1]
         core = Core(descriptor: pair[1], script: script)
         TestThread.start { [core] in core.serve() }
     }
 
-    deinit { core.close() }
+    deinit {
+        core.close()
+        Glibc.close(deviceEvents)
+    }
+
+    /// The kernel's notice on the unbound socket that adapter `device` went down (4) or was
+    /// unregistered (2): `[0xFD][6][0x0001][event][device]`, little-endian.
+    package func injectDeviceEvent(_ event: UInt16, device: UInt16) {
+        let packet: [UInt8] = [
+            HCIRawSocket.eventPacket, 0xFD, 6, 0x01, 0x00, UInt8(event & 0xFF), UInt8(event >> 8),
+            UInt8(device & 0xFF), UInt8(device >> 8),
+        ]
+        _ = packet.withUnsafeBytes { send(deviceEvents, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
 
     package var commands: [HCICommand] { core.received.withLock { $0 } }
 

@@ -168,7 +168,10 @@ final class HCICommandChannel {
         let boot = MonotonicClock.bootMicros()
         let wall = MonotonicClock.wallMicros()
         let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])
-        recorder?.record(packet, sent: false, wallMicros: wall)
+        // The kernel's own device notices are not the controller's traffic: not recorded.
+        if packet.count < 2 || packet[1] != HCIRawSocket.stackInternalEvent {
+            recorder?.record(packet, sent: false, wallMicros: wall)
+        }
         guard let type = packet.first, type == HCIRawSocket.eventPacket else { return }
         tally.events += 1
         guard packet.count >= 3, Int(packet[2]) == packet.count - 3 else {
@@ -195,6 +198,12 @@ final class HCICommandChannel {
                     "Command Complete of \(event.count) bytes, shorter than its 5-byte header")
             }
             let opcode = UInt16(event[3]) | UInt16(event[4]) << 8
+            if opcode == HCIOpcode.reset, pendingOpcode != HCIOpcode.reset {
+                // Someone else reset the controller (the kernel bringing it up, `hciconfig reset`):
+                // its scan is off now, and only starting over turns it on again.
+                lostReason = "the kernel reset the controller"
+                return
+            }
             guard opcode == pendingOpcode else { return }
             let returned = event[5...]
             response = HCICommandResponse(
@@ -322,14 +331,18 @@ final class HCICommandChannel {
     /// Polls the transport for `events` for up to `micros` (nil: no limit) and, when
     /// `interruptible`, the wake signal too, which ends the wait with `.shuttingDown`.
     func wait(for events: Int16, micros: Int64?, interruptible: Bool) throws(HCIScannerError) -> WaitResult {
+        // The device events' descriptor only when reading: a notice waiting there must not end a
+        // wait for POLLOUT again and again (poll skips a -1).
+        let deviceEvents = events & Int16(POLLIN) != 0 ? transport.deviceEventDescriptor : -1
         var fds = (
             pollfd(fd: transport.descriptor, events: events, revents: 0),
+            pollfd(fd: deviceEvents, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)
         )
-        let count: nfds_t = interruptible && wake != nil ? 2 : 1
+        let count: nfds_t = interruptible && wake != nil ? 3 : 2
         let milliseconds = micros.map { Int32(clamping: $0 <= 0 ? 0 : ($0 + 999) / 1000) } ?? -1
         let ready = withUnsafeMutablePointer(to: &fds) {
-            $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, count, milliseconds) }
+            $0.withMemoryRebound(to: pollfd.self, capacity: 3) { poll($0, count, milliseconds) }
         }
         if ready < 0 {
             guard errno == EINTR else {
@@ -338,7 +351,7 @@ final class HCICommandChannel {
             counters.interruptions.add(1, ordering: .relaxed)
             return .interrupted
         }
-        if count == 2, fds.1.revents != 0 { throw .shuttingDown }
+        if count == 3, fds.2.revents != 0 { throw .shuttingDown }
         return ready == 0 ? .timedOut : .ready(revents: fds.0.revents)
     }
 }

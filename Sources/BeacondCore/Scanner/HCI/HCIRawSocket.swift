@@ -5,7 +5,8 @@ import Glibc
 /// Opens an adapter's raw HCI socket, filtered to the events the scanner reads.
 package enum HCIRawSocket {
     package static let eventPacket: UInt8 = 0x04
-    /// The kernel's stack-internal event: how raw sockets hear that an adapter went down.
+    /// The kernel's stack-internal event: how raw sockets bound to no adapter hear that an
+    /// adapter went down.
     static let stackInternalEvent: UInt8 = 0xFD
 
     /// Events the socket lets through: LE Meta, Command Complete, Command Status, and the
@@ -43,7 +44,13 @@ package enum HCIRawSocket {
                 ? .noAdapter(adapter: adapter, known: knownAdapters())
                 : .fromErrno(code, adapter: adapter, operation: "open its raw HCI socket")
         }
-        let transport = DescriptorHCITransport(descriptor: descriptor, deviceID: UInt16(truncatingIfNeeded: id))
+        // The kernel says "hci1 went down" only on a socket bound to no adapter: without this one
+        // `hciconfig hci1 down` went unnoticed and the scan stayed off after `up` (found on the real
+        // stack, Tests/Stack). Opening it fails only without CAP_NET_RAW, which the filter check
+        // below reports anyway.
+        let transport = DescriptorHCITransport(
+            descriptor: descriptor, deviceID: UInt16(truncatingIfNeeded: id),
+            deviceEventDescriptor: beacond_hci_open_device_events())
         try installFilter(on: descriptor, adapter: adapter)
         return transport
     }

@@ -120,6 +120,8 @@ package enum HCIStatus {
 
 /// The HCI commands the backend sends.
 package enum HCIOpcode {
+    /// HCI Reset: the kernel sends it when it brings an adapter up, and for `hciconfig reset`.
+    package static let reset: UInt16 = 0x0C03
     package static let readLocalSupportedCommands: UInt16 = 0x1002
     package static let leReadLocalSupportedFeatures: UInt16 = 0x2003
     static let leSetScanParameters: UInt16 = 0x200B
@@ -129,6 +131,7 @@ package enum HCIOpcode {
 
     static func name(_ opcode: UInt16) -> String? {
         switch opcode {
+        case reset: "Reset"
         case readLocalSupportedCommands: "Read Local Supported Commands"
         case leReadLocalSupportedFeatures: "LE Read Local Supported Features"
         case leSetScanParameters: "LE Set Scan Parameters"

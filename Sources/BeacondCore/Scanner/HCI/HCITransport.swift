@@ -31,28 +31,49 @@ package protocol HCITransport: AnyObject {
     /// The kernel's index of the adapter, for its stack-internal device events; nil when the
     /// transport is not a kernel adapter.
     var deviceID: UInt16? { get }
+    /// A second descriptor to poll for POLLIN, whose packets `read` also returns: the kernel's
+    /// device events (see `HCIRawSocket.open`); -1 when there is none.
+    var deviceEventDescriptor: Int32 { get }
     func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult
     func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult
     /// Closes the descriptor; later reads fail.
     func close()
 }
 
+extension HCITransport {
+    package var deviceEventDescriptor: Int32 { -1 }
+}
+
 /// An HCI transport over a descriptor it owns: a raw HCI socket or one end of a socketpair.
 package final class DescriptorHCITransport: HCITransport {
     package private(set) var descriptor: Int32
     package let deviceID: UInt16?
+    package private(set) var deviceEventDescriptor: Int32
 
-    /// Takes ownership of `descriptor` and makes it non-blocking.
-    package init(descriptor: Int32, deviceID: UInt16? = nil) {
+    /// Takes ownership of `descriptor` (and of `deviceEventDescriptor`, -1 for none) and makes
+    /// them non-blocking.
+    package init(descriptor: Int32, deviceID: UInt16? = nil, deviceEventDescriptor: Int32 = -1) {
         self.descriptor = descriptor
         self.deviceID = deviceID
-        let flags = fcntl(descriptor, F_GETFL)
-        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+        self.deviceEventDescriptor = deviceEventDescriptor
+        for owned in [descriptor, deviceEventDescriptor] where owned >= 0 {
+            let flags = fcntl(owned, F_GETFL)
+            if flags >= 0 { _ = fcntl(owned, F_SETFL, flags | O_NONBLOCK) }
+        }
     }
 
     deinit { close() }
 
+    /// A packet from the adapter's socket, or else one from the device events' socket. The
+    /// second socket failing never ends the transport: its notices are a help, not the data.
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult {
+        let result = Self.read(descriptor, into: buffer)
+        guard result == .wouldBlock, deviceEventDescriptor >= 0 else { return result }
+        if case .packet(let count) = Self.read(deviceEventDescriptor, into: buffer) { return .packet(count) }
+        return .wouldBlock
+    }
+
+    private static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult {
         let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
         if count > 0 { return .packet(count) }
         if count == 0 { return .closed }
@@ -75,6 +96,8 @@ package final class DescriptorHCITransport: HCITransport {
     }
 
     package func close() {
+        if deviceEventDescriptor >= 0 { _ = Glibc.close(deviceEventDescriptor) }
+        deviceEventDescriptor = -1
         guard descriptor >= 0 else { return }
         _ = Glibc.close(descriptor)
         descriptor = -1

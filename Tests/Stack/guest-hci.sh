@@ -1,0 +1,64 @@
+#!/bin/bash
+# Boot "hci": btvirt's default controllers (Bluetooth 5.2: extended scanning). Checked on the host
+# by check.py (group hci).
+source "$(dirname "$0")/guest-lib.sh"
+start_controllers -l2 || exit 1
+
+# The daemon, with --record: flags, then the adapter lost twice (hciconfig down/up; the vhci
+# device removed and added again) and the controller reset by the kernel (hciconfig reset), a new
+# flag after each; SIGTERM.
+daemon_start run --backend hci --record "$results/run-record.btsnoop" || exit 1
+advertise run safety_car:1:4:3 red_flag:2:4:3 || exit 1
+wait_for "run: the flags expired" 20 last_mode_is unknown "$results/run-states.jsonl"
+step "run: hciconfig hci1 down"
+hciconfig hci1 down
+wait_for "run: scanner down" 20 scanner_state_count 2 down "$results/run-states.jsonl"
+step "run: hciconfig hci1 up"
+hciconfig hci1 up
+wait_for "run: scanner up again" 30 scanner_state_count 2 up "$results/run-states.jsonl"
+advertise run red_flag:3:4:3
+wait_for "run: the flag expired" 20 last_mode_is unknown "$results/run-states.jsonl"
+stop_controllers
+wait_for "run: scanner down (vhci removed)" 20 scanner_state_count 3 down "$results/run-states.jsonl"
+start_controllers -l2 || exit 1
+wait_for "run: scanner up again (vhci added)" 40 scanner_state_count 3 up "$results/run-states.jsonl"
+advertise run evacuation:4:4:3
+wait_for "run: the flag expired" 20 last_mode_is unknown "$results/run-states.jsonl"
+step "run: hciconfig hci1 reset"
+hciconfig hci1 reset
+wait_for "run: scanner down (reset)" 20 scanner_state_count 4 down "$results/run-states.jsonl"
+wait_for "run: scanner up again (reset)" 30 scanner_state_count 4 up "$results/run-states.jsonl"
+advertise run red_flag:5:4:3
+daemon_stop run
+
+# beacond scan --all --json beside btmon -w.
+btmon -w "$results/scan-btmon.btsnoop" >/dev/null 2>&1 &
+btmon_pid=$!
+"$beacond" scan --backend hci --adapter hci1 --all --json --duration 12 >"$results/scan.jsonl" \
+	2>"$results/scan-beacond.log" &
+scan_pid=$!
+sleep 4 # the scan is up well before: the debug binary starts in about 1 s here
+advertise scan safety_car:10:10:3
+wait_for "scan: ended" 30 sh -c "! kill -0 $scan_pid"
+wait "$scan_pid"
+echo "$?" >"$results/scan-beacond.rc"
+sleep 0.5
+kill -INT "$btmon_pid"
+wait "$btmon_pid"
+
+# Capabilities: nobody with only CAP_NET_RAW and CAP_NET_ADMIN (ambient), then with none.
+setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+net_raw,+net_admin \
+	--ambient-caps=+net_raw,+net_admin "$beacond" scan --backend hci --adapter hci1 --json --duration 10 \
+	>"$results/caps-scan.jsonl" 2>"$results/caps-beacond.log" &
+caps_pid=$!
+sleep 4
+advertise caps red_flag:20:10:3
+wait_for "caps: ended" 30 sh -c "! kill -0 $caps_pid"
+wait "$caps_pid"
+echo "$?" >"$results/caps-beacond.rc"
+mkdir -p /tmp/nocaps && chown nobody /tmp/nocaps
+timeout 30 setpriv --reuid=nobody --regid=nogroup --clear-groups "$beacond" run --backend hci --adapter hci1 \
+	--socket /tmp/nocaps/beacond.sock --state-dir /tmp/nocaps >"$results/nocaps-beacond.log" 2>&1
+echo "$?" >"$results/nocaps-beacond.rc"
+step "done"
+exit 0
