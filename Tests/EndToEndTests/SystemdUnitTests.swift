@@ -74,7 +74,7 @@ struct SystemdUnitTests {
         let directory = try Self.copies()
         let unit = directory.file("beacond.service")
         let check = try Self.exposure(unit, threshold: 16)
-        #expect(check.passed && check.level == 1.6, "exposure \(check.level.map { "\($0)" } ?? "unreadable")")
+        #expect(check.passed && (check.level ?? 10) <= 1.6, "exposure \(check.level.map { "\($0)" } ?? "unreadable")")
     }
 
     /// What is left of the exposure is exactly the documented list, and the unit explains each
