@@ -4,8 +4,10 @@ SWIFT      ?= swift
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and test: BlueZ and libdbus headers for the CBlueZ shim; Python and OpenSSL for the test servers;
 # dbus-daemon, Debian's python3-dbus and python3-venv for the D-Bus backend's tests (python-dbusmock);
-# bluez for btmon, which reads the hci backend's recordings in the tests; tmux and chromium for the kiosk tests.
-APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl dbus-daemon python3-dbus python3-venv python3-gi bluez tmux chromium
+# bluez for btmon, which reads the hci backend's recordings in the tests; tmux and chromium for the kiosk tests;
+# systemd (systemd-analyze, systemd-socket-activate) and man-db (man, groff) for the install tests.
+APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl dbus-daemon python3-dbus python3-venv python3-gi bluez tmux chromium \
+	systemd man-db
 # python-dbusmock from PyPI in a venv over Debian's python3 (which sees python3-dbus); Debian's own
 # python3-dbusmock 0.28 has a signal bug. Tests find it at $(VENV)/bin/python3.
 VENV       := .venv
@@ -19,7 +21,7 @@ APT_BENCH  := tshark time
 BIN        := .build/debug/beacond
 EXAMPLE    := out/race-weekend.btsnoop
 
-.PHONY: all deps deps-bench deps-stack build release lint test test-stack demo bench bench-memory clean
+.PHONY: all deps deps-bench deps-stack build release lint test test-stack demo bench bench-memory clean install uninstall
 
 all: build
 
@@ -115,6 +117,77 @@ RELEASE := .build-release/release/beacond
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-release --product beacond
 	@echo "built $(RELEASE)"
+
+# Installs the binary, the man page, the docs, the example config and the systemd files under
+# PREFIX (default /usr/local), below DESTDIR when given (a staging root for packages and tests).
+# System units go to $(PREFIX)/lib/systemd/system and the browser's user unit to
+# $(PREFIX)/lib/systemd/user: systemd searches both for /usr/local and /usr, and /etc/systemd/system
+# stays the administrator's, for drop-ins and overrides. sysusers.d and tmpfiles.d likewise. The
+# units name /usr/local/bin/beacond and /usr/local/share/doc/beacond; the copies installed name
+# BINDIR and DOCDIR. The config goes to /etc/beacond/beacond.yaml (not under PREFIX: it is the
+# machine's) unless one is there already. BINARY: the binary to install, `make release`'s by default.
+# Without DESTDIR, on a machine running systemd, it then creates the beacond user and its
+# directories and reloads systemd; it enables nothing.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/beacond
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+USERUNITDIR ?= $(PREFIX)/lib/systemd/user
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSCONFDIR  ?= /etc
+BINARY      ?= $(RELEASE)
+SYSTEM_UNITS := beacond.service beacond.socket beacond-kiosk@.service beacond-kiosk-web.service
+USER_UNITS   := beacond-kiosk-browser.service
+DOCS         := README.md $(wildcard docs/*.md) docs/beacond-kiosk-browser.desktop
+UNIT_PATHS   := -e 's|/usr/local/bin/beacond|$(BINDIR)/beacond|g' -e 's|/usr/local/share/doc/beacond|$(DOCDIR)|g'
+install:
+	@[ -x "$(BINARY)" ] || { echo "no binary at $(BINARY): run make release first, or pass BINARY=" >&2; exit 1; }
+	install -D -m 0755 $(BINARY) $(DESTDIR)$(BINDIR)/beacond
+	install -D -m 0644 docs/beacond.8 $(DESTDIR)$(MANDIR)/man8/beacond.8
+	install -d -m 0755 $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 systemd/beacond.yaml $(DESTDIR)$(DOCDIR)/beacond.yaml.example
+	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
+	for unit in $(SYSTEM_UNITS); do \
+		sed $(UNIT_PATHS) systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	for unit in $(USER_UNITS); do \
+		sed $(UNIT_PATHS) systemd/$$unit > $(DESTDIR)$(USERUNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$unit || exit 1; \
+	done
+	install -D -m 0644 systemd/beacond-sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/beacond.conf
+	install -D -m 0644 systemd/beacond-tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/beacond.conf
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/beacond
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml (the example is $(DOCDIR)/beacond.yaml.example)"; \
+	else \
+		echo "install -m 0644 systemd/beacond.yaml $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml"; \
+		install -m 0644 systemd/beacond.yaml $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml; \
+	fi
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		echo "systemd-sysusers, systemd-tmpfiles --create, systemctl daemon-reload"; \
+		systemd-sysusers $(SYSUSERSDIR)/beacond.conf && \
+		systemd-tmpfiles --create $(TMPFILESDIR)/beacond.conf && \
+		systemctl daemon-reload; \
+	fi
+
+# Removes what install installed. The config stays when it differs from the example (it holds the
+# site's settings); the beacond user, /var/lib/beacond and /run/beacond stay too (sysusers.d(5):
+# users are never removed, and the state is the site's). Stop and disable the units first.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/beacond $(DESTDIR)$(MANDIR)/man8/beacond.8
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)) beacond.yaml.example)
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(SYSTEM_UNITS)) $(addprefix $(DESTDIR)$(USERUNITDIR)/,$(USER_UNITS))
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/beacond.conf $(DESTDIR)$(TMPFILESDIR)/beacond.conf
+	@if cmp -s systemd/beacond.yaml $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml; \
+		rmdir $(DESTDIR)$(SYSCONFDIR)/beacond 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml: it differs from the example"; \
+	fi
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
 # Decode throughput against tshark on a large capture built from ../shared/captures, then the
 # fusion engine (a venue's steady state and a flood of 1,000,000 distinct keys), then the daemon
