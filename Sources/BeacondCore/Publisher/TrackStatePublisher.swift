@@ -141,12 +141,17 @@ package final class TrackStatePublisher: @unchecked Sendable {
     /// A `{"type":"status"}` line: the hub's message (lists cut to `listLimit` entries), the
     /// publisher's counters, then whatever the status providers add.
     func statusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
+        statusMessage(listLimit: listLimit).line
+    }
+
+    /// The status reply as a value (the metrics endpoint takes it with `listLimit` 0).
+    func statusMessage(listLimit: Int = TrackStateHub.statusListLimit) -> StatusMessage {
         eventLoop.preconditionInEventLoop()
         var status = hub.statusMessage(listLimit: listLimit)
         status.counters.beaconUpdates = counters.beaconUpdates
         status.counters.statusReused = counters.statusReused
         status.counters.subscribers = subscribers.count
         for provider in statusProviders { provider(&status) }
-        return status.line
+        return status
     }
 }
