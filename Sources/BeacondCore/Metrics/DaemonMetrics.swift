@@ -88,7 +88,7 @@ package final class DaemonMetrics: Sendable {
 
     /// A scrape: the status message from the hub's loop (one hop), then the copy and the rendering
     /// on `loop`, the metrics server's.
-    func scrape(publisher: TrackStatePublisher, on loop: any EventLoop) -> EventLoopFuture<[UInt8]> {
+    package func scrape(publisher: TrackStatePublisher, on loop: any EventLoop) -> EventLoopFuture<[UInt8]> {
         publisher.eventLoop.submit { publisher.statusMessage(listLimit: 0) }
             .hop(to: loop)
             .map { status in
