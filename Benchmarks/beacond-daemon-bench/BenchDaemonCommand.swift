@@ -128,6 +128,7 @@ struct BenchDaemonCommand: ParsableCommand {
                     \(result.scrapeBytes) bytes: \(result.scrapes?.line ?? "-")
                     """
                 )
+                print("          ... of which on the hub's loop: \(result.scrapesOnLoop?.line ?? "-")")
                 for line in result.histogram { print("          " + line) }
             }
             let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)

@@ -14,6 +14,8 @@ final class MetricsScraper: @unchecked Sendable {
     private var thread: PosixThread?
     /// Whole scrapes, nanoseconds; written by the scraper thread, read after `stop()`.
     private(set) var durations: [Int64] = []
+    /// The part of each spent on the hub's loop, nanoseconds.
+    private(set) var loopDurations: [Int64] = []
     private(set) var bytes = 0
 
     /// Adds the latency observer; call before the hub starts, after the publisher was created.
@@ -31,6 +33,7 @@ final class MetricsScraper: @unchecked Sendable {
                 let started = BenchClock.nanos()
                 guard let body = try? metrics.scrape(publisher: publisher, on: loop).wait() else { continue }
                 durations.append(BenchClock.nanos() - started)
+                loopDurations.append(metrics.lastLoopMicros.load(ordering: .relaxed) * 1000)
                 bytes = body.count
             }
         }

@@ -250,6 +250,7 @@ struct LatencyResult {
     var disconnected: Int
     /// With `--metrics`: each scrape's duration, and the daemon's own latency histogram.
     var scrapes: BenchStats?
+    var scrapesOnLoop: BenchStats?
     var scrapeBytes = 0
     var histogram: [String] = []
 
@@ -335,7 +336,8 @@ enum LatencyBench {
             delivery: DeliveryFigures(reader: reader, timeline: timeline), loopCPU: loopCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode, unexpected: reader.unexpectedSeq,
             disconnected: reader.closedEarly + figures.disconnectedSlow,
-            scrapes: scraper.flatMap { BenchStats($0.durations) }, scrapeBytes: scraper?.bytes ?? 0,
+            scrapes: scraper.flatMap { BenchStats($0.durations) },
+            scrapesOnLoop: scraper.flatMap { BenchStats($0.loopDurations) }, scrapeBytes: scraper?.bytes ?? 0,
             histogram: scraper?.histogramLines ?? [])
     }
 }
