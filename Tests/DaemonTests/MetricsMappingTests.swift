@@ -228,8 +228,9 @@ import Testing
             Issue.record("accepted an address without a port")
         } catch {
             #expect(error.exitCode == 64)
-            #expect(error.description == "--metrics (metrics.listen): \"9464\" has no port: give ADDR:PORT, "
-                + "e.g. 127.0.0.1:9464 or [::1]:9464")
+            #expect(
+                error.description == "--metrics (metrics.listen): \"9464\" has no port: give ADDR:PORT, "
+                    + "e.g. 127.0.0.1:9464 or [::1]:9464")
         }
     }
 

@@ -120,8 +120,10 @@ import Testing
         #expect(last.value("beacond_remote_age_seconds")?.isNaN == true)
         // Every publication's latency was recorded, after its fan-out.
         #expect(last.value("beacond_publish_latency_seconds_count") == last.value("beacond_state_changes_total"))
-        #expect(last.value("beacond_publish_latency_seconds_bucket{le=+Inf}") == last.value(
-            "beacond_publish_latency_seconds_count"))
+        #expect(
+            last.value("beacond_publish_latency_seconds_bucket{le=+Inf}")
+                == last.value(
+                    "beacond_publish_latency_seconds_count"))
 
         #expect(probes["GET /"] == 404)
         #expect(probes["GET /metricsx"] == 404)

@@ -186,6 +186,7 @@ package final class Daemon {
             try await metricsServer?.start()
         } catch {
             try? await server.shutdown().get()
+            await metricsServer?.shutdown()
             try? await hub.eventLoop.submit { hub.stop() }.get()
             try? await group.shutdownGracefully()
             try? await httpGroup?.shutdownGracefully()

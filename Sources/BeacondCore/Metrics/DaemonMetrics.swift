@@ -97,11 +97,11 @@ package final class DaemonMetrics: Sendable {
             self.lastLoopMicros.store(MonotonicClock.micros() - started, ordering: .relaxed)
             return status
         }
-            .hop(to: loop)
-            .map { status in
-                self.update(MetricSample.samples(from: status))
-                return self.render()
-            }
+        .hop(to: loop)
+        .map { status in
+            self.update(MetricSample.samples(from: status))
+            return self.render()
+        }
     }
 
     private static func total(_ value: Double) -> Int64 {
