@@ -9,13 +9,15 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl dbus-daemon python3-dbus python3-venv python3-gi bluez tmux chromium \
 	systemd man-db
 # python-dbusmock from PyPI in a venv over Debian's python3 (which sees python3-dbus); Debian's own
-# python3-dbusmock 0.28 has a signal bug. Tests find it at $(VENV)/bin/python3.
+# python3-dbusmock 0.28 has a signal bug. Tests find it at $(VENV)/bin/python3. prometheus-client:
+# its text-format parser reads `beacond run --metrics` in the metrics tests.
 VENV       := .venv
 DBUSMOCK   := python-dbusmock>=0.38
 # The real-stack test (make test-stack): QEMU boots Debian's kernel, whose Bluetooth modules
 # (hci_vhci) and busybox make the guest's initramfs; BlueZ's btvirt, btmon and bluetoothd run in
 # it; tshark decodes btmon's files on the host.
 APT_STACK  := qemu-system-x86 linux-image-amd64 busybox-static cpio kmod bluez bluez-test-tools dbus tshark
+PROMCLIENT := prometheus-client>=0.20
 # Benchmark: tshark is the reference decoder.
 APT_BENCH  := tshark time
 BIN        := .build/debug/beacond
@@ -37,10 +39,10 @@ endef
 
 deps:
 	$(call apt_install,$(APT_BUILD))
-	@if ! $(VENV)/bin/python3 -c 'import dbusmock, dbus' 2>/dev/null; then \
-		echo "installing: $(DBUSMOCK) in $(VENV)"; \
+	@if ! $(VENV)/bin/python3 -c 'import dbusmock, dbus, prometheus_client' 2>/dev/null; then \
+		echo "installing: $(DBUSMOCK) $(PROMCLIENT) in $(VENV)"; \
 		/usr/bin/python3 -m venv --system-site-packages $(VENV) && \
-		$(VENV)/bin/pip install -q -U "$(DBUSMOCK)"; \
+		$(VENV)/bin/pip install -q -U "$(DBUSMOCK)" "$(PROMCLIENT)"; \
 	fi
 
 deps-bench: deps

@@ -46,6 +46,9 @@ struct BenchDaemonCommand: ParsableCommand {
         help: "Threads reading the subscribers' sockets; 0: one per subscriber, like separate kiosk processes.")
     var readerThreads: Int = 0
 
+    @Flag(help: "Latency run with the daemon's metrics on: the latency observer, and a scrape every 100 ms.")
+    var metrics = false
+
     @Option(help: "Runs to do: all, latency, fanout, hci or idle (comma-separated).")
     var only: String = "all"
 
@@ -94,7 +97,7 @@ struct BenchDaemonCommand: ParsableCommand {
         if wanted("latency") {
             let result = try LatencyBench.run(
                 subscribers: subscribers, rate: rate, duration: duration,
-                readerThreads: readerThreads == 0 ? subscribers : readerThreads)
+                readerThreads: readerThreads == 0 ? subscribers : readerThreads, metrics: metrics)
             print(
                 """
                 latency   \(result.subscribers) subscribers (read by \(result.readerThreads) threads), \
@@ -118,6 +121,16 @@ struct BenchDaemonCommand: ParsableCommand {
             )
             print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
             for line in result.delivery.lines { print(line) }
+            if metrics {
+                print(
+                    """
+                              metrics on: \(result.scrapes?.count ?? 0) scrapes (every 100 ms) of \
+                    \(result.scrapeBytes) bytes: \(result.scrapes?.line ?? "-")
+                    """
+                )
+                print("          ... of which on the hub's loop: \(result.scrapesOnLoop?.line ?? "-")")
+                for line in result.histogram { print("          " + line) }
+            }
             let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)
             print(
                 """

@@ -21,7 +21,8 @@ final class BenchPipeline: @unchecked Sendable {
     /// Background beacons: heard over and over, each a `normal` override, never a state change.
     static let backgroundBeacons = 50
 
-    init() throws {
+    /// `scraper`: the daemon's metrics on (`--metrics`), observing the hub and scraping it.
+    init(scraper: MetricsScraper? = nil) throws {
         path = "/tmp/beacond-dbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         var logger = Logger(label: "beacond.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
@@ -32,9 +33,12 @@ final class BenchPipeline: @unchecked Sendable {
             eventLoop: group.next(), configuration: FusionConfiguration(deescalationHold: 0), clock: BootClock(),
             backend: "bench", logger: logger)
         self.hub = hub
-        server = TrackStateServer(publisher: TrackStatePublisher(hub: hub), path: path, logger: logger)
+        let publisher = TrackStatePublisher(hub: hub)
+        scraper?.observe(hub)
+        server = TrackStateServer(publisher: publisher, path: path, logger: logger)
         try hub.eventLoop.submit { hub.start() }.wait()
         try server.start().wait()
+        scraper?.start(publisher: publisher)
     }
 
     func close() {
@@ -244,6 +248,11 @@ struct LatencyResult {
     var wrongMode: Int
     var unexpected: Int
     var disconnected: Int
+    /// With `--metrics`: each scrape's duration, and the daemon's own latency histogram.
+    var scrapes: BenchStats?
+    var scrapesOnLoop: BenchStats?
+    var scrapeBytes = 0
+    var histogram: [String] = []
 
     var met: Bool { (delivery.stats?.p99 ?? .max) < 1_000_000 && observed == changes * subscribers }
 }
@@ -253,9 +262,10 @@ enum LatencyBench {
     /// `changeEvery`-th report changes the published state.
     static func run(
         subscribers: Int, rate: Int, duration: Double, readerThreads: Int,
-        changeInterval: Double = 0.010
+        changeInterval: Double = 0.010, metrics: Bool = false
     ) throws -> LatencyResult {
-        let pipeline = try BenchPipeline()
+        let scraper = metrics ? MetricsScraper() : nil
+        let pipeline = try BenchPipeline(scraper: scraper)
         defer { pipeline.close() }
         let baseSeq = try pipeline.warmUp()
         let clients = try pipeline.connectSubscribers(subscribers, expectingSeq: baseSeq)
@@ -309,6 +319,7 @@ enum LatencyBench {
         let after = BenchClock.nanos()
         let loopTicksAfter = loopStat.flatMap { BenchProc.cpuTicks(statPath: $0) }
         reader.stop()
+        scraper?.stop()
         let figures = try pipeline.figures()
 
         var loopCPU: Double?
@@ -324,7 +335,10 @@ enum LatencyBench {
             observed: reader.observed.load(ordering: .relaxed), published: figures.published,
             delivery: DeliveryFigures(reader: reader, timeline: timeline), loopCPU: loopCPU,
             coalesced: figures.coalescedStates, wrongMode: reader.wrongMode, unexpected: reader.unexpectedSeq,
-            disconnected: reader.closedEarly + figures.disconnectedSlow)
+            disconnected: reader.closedEarly + figures.disconnectedSlow,
+            scrapes: scraper.flatMap { BenchStats($0.durations) },
+            scrapesOnLoop: scraper.flatMap { BenchStats($0.loopDurations) }, scrapeBytes: scraper?.bytes ?? 0,
+            histogram: scraper?.histogramLines ?? [])
     }
 }
 

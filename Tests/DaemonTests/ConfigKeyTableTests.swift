@@ -57,6 +57,8 @@ import Testing
               names:
                 3: "Main grandstand"
                 0x0C: '  Pit "lane" \\ é  '
+            metrics:
+              listen: "127.0.0.2:9100"
 
             """
     }

@@ -56,7 +56,7 @@ import Testing
             remoteURL: "file:///tmp/state.json", pollInterval: "1", timeout: "0.5", staleAfter: "7",
             policy: "beacon-first", minRSSI: "-100", zones: "9", socket: "/tmp/x.sock", stateDir: "/tmp/s",
             record: "/tmp/r", logLevel: "trace", active: true, scanIntervalMs: "200", scanWindowMs: "50",
-            recordMaxMB: "7", recordKeep: "2", deescalationHold: "2.5")
+            recordMaxMB: "7", recordKeep: "2", deescalationHold: "2.5", metrics: "127.0.0.1:9464")
         #expect(Set(overrides.values.map(\.key)) == Set(ConfigKey.allCases.filter { $0.flag != nil }))
         for (key, _) in overrides.values {
             #expect(ConfigKey.forFlag(key.flag!) == key)
@@ -78,6 +78,7 @@ import Testing
         #expect(configuration.scanner.scanWindowMs == 50)
         #expect(configuration.record.maxMB == 7)
         #expect(configuration.record.keep == 2)
+        #expect(configuration.describe(.metricsListen) == "127.0.0.1:9464")
     }
 
     @Test func aScanWindowLongerThanTheIntervalIsRefused() {
@@ -102,6 +103,8 @@ import Testing
             "--active", "--scan-interval-ms", "--scan-window-ms", "--record-max-mb", "--record-keep",
             // Issue 9's.
             "--deescalation-hold",
+            // Issue 13's.
+            "--metrics",
         ]
         #expect(Set(flags) == Set(ConfigKey.allCases.compactMap(\.flag)))
         #expect(ConfigKey.forFlag("--socket") == .socketPath)

@@ -9,7 +9,8 @@ extension DaemonOverrides {
         timeout: String? = nil, staleAfter: String? = nil, policy: String? = nil, minRSSI: String? = nil,
         zones: String? = nil, socket: String? = nil, stateDir: String? = nil, record: String? = nil,
         logLevel: String? = nil, active: Bool? = nil, scanIntervalMs: String? = nil, scanWindowMs: String? = nil,
-        recordMaxMB: String? = nil, recordKeep: String? = nil, deescalationHold: String? = nil
+        recordMaxMB: String? = nil, recordKeep: String? = nil, deescalationHold: String? = nil,
+        metrics: String? = nil
     ) {
         let given: [(ConfigKey, String?)] = [
             (.scannerBackend, backend), (.scannerAdapter, adapter), (.scannerCompanyID, companyID),
@@ -20,6 +21,7 @@ extension DaemonOverrides {
             (.stateDir, stateDir), (.recordPath, record), (.logLevel, logLevel),
             (.scannerActive, active.map { String($0) }), (.scannerScanInterval, scanIntervalMs),
             (.scannerScanWindow, scanWindowMs), (.recordMaxMB, recordMaxMB), (.recordKeep, recordKeep),
+            (.metricsListen, metrics),
         ]
         self.init(given.map { key, text in text.map { ConfigFlag(key, $0) } })
     }

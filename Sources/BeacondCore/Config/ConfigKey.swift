@@ -35,6 +35,7 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case recordMaxMB = "record.max_mb"
     case recordKeep = "record.keep"
     case zonesNames = "zones.names"
+    case metricsListen = "metrics.listen"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)

@@ -214,6 +214,11 @@ extension ConfigKey {
         case .zonesNames:
             // No flag: a mapping is awkward on a command line (the parser still reads `describe`'s text).
             return Row(\.zones.names, reload: .live(.zoneNames), parse: P.zoneNames, format: \.description)
+        case .metricsListen:
+            return Row(
+                \.metrics.listen, flag: "--metrics", reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.listenAddress(value) },
+                format: { $0.map(\.description) ?? "~" })
         }
     }
 

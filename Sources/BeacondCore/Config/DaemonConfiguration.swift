@@ -150,6 +150,11 @@ package struct DaemonConfiguration: Hashable, Sendable {
         package var names = ZoneNames()
     }
 
+    package struct Metrics: Hashable, Sendable {
+        /// Where `GET /metrics` is served (docs/metrics.md); nil: no metrics endpoint.
+        package var listen: WebKioskAddress?
+    }
+
     static let defaultStateDir = "/var/lib/beacond"
 
     package var scanner = Scanner()
@@ -160,6 +165,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var log = Log()
     package var record = Record()
     package var zones = Zones()
+    package var metrics = Metrics()
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 

@@ -30,6 +30,8 @@ package final class Daemon {
     private let backend: (any Service)?
     private let scanSink: HubAdvertisementSink?
     private let poller: RemoteStatePoller?
+    /// With `metrics.listen`: the Prometheus endpoint (docs/metrics.md).
+    private let metricsServer: MetricsServer?
 
     package init(
         configuration: DaemonConfiguration, configurationPath: String?, overrides: DaemonOverrides,
@@ -87,6 +89,12 @@ package final class Daemon {
             publisher: publisher, path: configuration.socket.path,
             maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
             logger: logger, logLimiter: .shared)
+
+        if let address = configuration.metrics.listen {
+            metricsServer = MetricsServer(address: address, metrics: DaemonMetrics(), publisher: publisher)
+        } else {
+            metricsServer = nil
+        }
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         let devices = NearbyDeviceTable()
@@ -161,6 +169,9 @@ package final class Daemon {
                 """
             )
         }
+        // After the publisher's observer (added when it was created): the latency is recorded
+        // once the line went out to every client.
+        metricsServer?.metrics.observePublications(of: hub)
         let scanSink = scanSink
         let scanner = backend as? ScannerStatusReporting
         let logger = logger
@@ -174,7 +185,10 @@ package final class Daemon {
         }.get()
         do {
             try await server.start().get()
+            try await metricsServer?.start()
         } catch {
+            try? await server.shutdown().get()
+            await metricsServer?.shutdown()
             try? await hub.eventLoop.submit { hub.stop() }.get()
             try? await group.shutdownGracefully()
             try? await httpGroup?.shutdownGracefully()
@@ -187,6 +201,9 @@ package final class Daemon {
             \(configuration.scanner.backend.rawValue)\(configuration.remote.url.map { ", remote \($0)" } ?? "")
             """
         )
+        if let metricsServer {
+            logger.info("metrics at http://\(metricsServer.boundAddress)/metrics")
+        }
         _ = notifier.ready(status: "listening on \(socketPath)")
         let server = TrackStateServerService(server: server, logger: logger)
         var services: [any Service] = [
@@ -194,6 +211,7 @@ package final class Daemon {
             ReloadService(daemon: self, signals: reloadSignals),
             LogSummaryService(limiter: .shared, logger: logger),
         ]
+        if let metricsServer { services.append(MetricsServerService(server: metricsServer)) }
         if let interval = SystemdNotifier.watchdogInterval() {
             services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
         }

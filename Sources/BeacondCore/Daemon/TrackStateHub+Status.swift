@@ -12,6 +12,8 @@ extension TrackStateHub {
     /// A `{"type":"status"}` message: the state, active overrides (best first) and recently heard
     /// beacons (most recent first), each list cut to `listLimit` entries with the number left out
     /// (`overrides_omitted`, `beacons_omitted`), remote and scanner health, counters and uptime.
+    /// With `listLimit` 0 (the metrics endpoint's scrape) the lists are not built at all: the
+    /// omitted counts are the table sizes, and the loop spends no sort on them.
     func statusMessage(listLimit: Int = TrackStateHub.statusListLimit) -> StatusMessage {
         eventLoop.preconditionInEventLoop()
         let listLimit = max(0, listLimit)
@@ -21,6 +23,15 @@ extension TrackStateHub {
             wallMicros: MonotonicClock.wallMicros())
         let engine = self.engine
         var beaconsCut: [BeaconReport] = []
+        guard listLimit > 0 else {
+            return StatusMessage(
+                uptime: Double(MonotonicClock.micros() - startedAt) / 1_000_000,
+                state: StateMessage(seq: seq, view: view), overrides: [], overridesOmitted: engine.overrideCount,
+                beacons: [], beaconsOmitted: directory.count,
+                remote: engine.remoteStatus(at: now).map(RemoteReport.init),
+                scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
+                counters: statusCounters())
+        }
         let overrides = engine.activeOverrides(at: now)
         let overridesCut = overrides.prefix(listLimit).compactMap { override in
             BeaconReport(

@@ -151,7 +151,8 @@ package final class TrackStatePublisher: @unchecked Sendable {
     }
 
     /// A status message: the hub's (lists cut to `listLimit` entries), the publisher's counters,
-    /// whatever the status providers add, and with `devices` the other devices heard.
+    /// whatever the status providers add, and with `devices` the other devices heard. The metrics
+    /// endpoint takes it with `listLimit` 0, which builds no lists.
     func statusMessage(listLimit: Int = TrackStateHub.statusListLimit, devices: Bool = false) -> StatusMessage {
         eventLoop.preconditionInEventLoop()
         var status = hub.statusMessage(listLimit: listLimit)

@@ -68,12 +68,17 @@ struct RunCommand: AsyncParsableCommand {
     @Option(key: .logLevel, help: "trace, debug, info, notice, warning, error or critical", valueName: "level")
     var logLevel: ConfigFlag?
 
+    @Option(
+        key: .metricsListen, help: "Serve Prometheus metrics at http://ADDR:PORT/metrics (off by default)",
+        valueName: "addr:port")
+    var metrics: ConfigFlag?
+
     /// The flags given, as overrides of their config keys.
     var overrides: DaemonOverrides {
         DaemonOverrides(
             scanner.flags + [
                 replay, speed, .switched(.scannerLoop, loop), remoteURL, pollInterval, timeout, staleAfter, policy,
-                minRSSI, zones, deescalationHold, socket, stateDir, logLevel,
+                minRSSI, zones, deescalationHold, socket, stateDir, logLevel, metrics,
             ])
     }
 

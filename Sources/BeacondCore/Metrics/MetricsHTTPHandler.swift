@@ -1,0 +1,136 @@
+import NIOCore
+import NIOHTTP1
+
+/// One connection of the metrics endpoint, after NIOHTTP1's decoder. `GET /metrics` (a query
+/// string is ignored) is answered with the exposition; any other path 404, any other method 405,
+/// a request body 413, a request the decoder refused 400; a connection over the cap is closed.
+/// One scrape at a time per connection: pipelined requests wait for the answer before theirs.
+final class MetricsHTTPHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// The Prometheus text format, version 0.0.4.
+    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    private let admitted: Bool
+    private let connections: MetricsConnectionCount
+    private let scrape: (any EventLoop) -> EventLoopFuture<[UInt8]>
+    private var request: HTTPRequestHead?
+    private var closing = false
+    private var released = false
+
+    init(
+        admitted: Bool, connections: MetricsConnectionCount,
+        scrape: @escaping (any EventLoop) -> EventLoopFuture<[UInt8]>
+    ) {
+        self.admitted = admitted
+        self.connections = connections
+        self.scrape = scrape
+    }
+
+    /// A connection over the cap is closed at once: it never holds a descriptor.
+    func channelActive(context: ChannelHandlerContext) {
+        guard admitted else {
+            closing = true
+            context.close(promise: nil)
+            return
+        }
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if admitted, !released {
+            released = true
+            connections.release()
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if head.method != .GET {
+                return refuse(context, .methodNotAllowed, "only GET\n", extra: [("Allow", "GET")])
+            }
+            if WebKioskHTTPHandler.hasBody(head) {
+                return refuse(context, .payloadTooLarge, "request bodies are not accepted\n", extra: [])
+            }
+            request = head
+        case .body:
+            break
+        case .end:
+            guard let head = request else { return }
+            request = nil
+            route(context, head)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError, !closing else {
+            context.close(promise: nil)
+            return
+        }
+        refuse(context, .badRequest, "bad request\n", extra: [])
+    }
+
+    private func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let keepAlive = head.isKeepAlive
+        guard path == "/metrics" else {
+            let text = "not found: the metrics are at /metrics\n"
+            return respond(context, .notFound, "text/plain; charset=utf-8", Array(text.utf8), keepAlive: keepAlive)
+        }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        scrape(context.eventLoop).whenComplete { result in
+            let (handler, context) = loopBound.value
+            switch result {
+            case .success(let body):
+                handler.respond(context, .ok, Self.contentType, body, keepAlive: keepAlive)
+            case .failure(let error):
+                let text = "metrics unavailable: \(error)\n"
+                handler.respond(
+                    context, .serviceUnavailable, "text/plain; charset=utf-8", Array(text.utf8), keepAlive: false)
+            }
+        }
+    }
+
+    private func respond(
+        _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ contentType: String, _ body: [UInt8],
+        keepAlive: Bool, extra: [(String, String)] = []
+    ) {
+        guard context.channel.isActive else { return }
+        var headers: HTTPHeaders = [
+            "Content-Type": contentType, "Content-Length": String(body.count), "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+        ]
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            done.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// Answers at once and closes the connection.
+    private func refuse(
+        _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ text: String, extra: [(String, String)]
+    ) {
+        closing = true
+        request = nil
+        respond(context, status, "text/plain; charset=utf-8", Array(text.utf8), keepAlive: false, extra: extra)
+    }
+}
