@@ -143,11 +143,13 @@ BINARY      ?= $(RELEASE)
 SYSTEM_UNITS := beacond.service beacond.socket beacond-kiosk@.service beacond-kiosk-web.service
 USER_UNITS   := beacond-kiosk-browser.service
 DOCS         := README.md $(wildcard docs/*.md) docs/beacond-kiosk-browser.desktop
+# The units' and the man page's paths to the binary and the docs, written for PREFIX.
 UNIT_PATHS   := -e 's|/usr/local/bin/beacond|$(BINDIR)/beacond|g' -e 's|/usr/local/share/doc/beacond|$(DOCDIR)|g'
 install:
 	@[ -x "$(BINARY)" ] || { echo "no binary at $(BINARY): run make release first, or pass BINARY=" >&2; exit 1; }
 	install -D -m 0755 $(BINARY) $(DESTDIR)$(BINDIR)/beacond
-	install -D -m 0644 docs/beacond.8 $(DESTDIR)$(MANDIR)/man8/beacond.8
+	install -d -m 0755 $(DESTDIR)$(MANDIR)/man8
+	sed $(UNIT_PATHS) -e 's|/usr/local|$(PREFIX)|g' docs/beacond.8 > $(DESTDIR)$(MANDIR)/man8/beacond.8 && chmod 0644 $(DESTDIR)$(MANDIR)/man8/beacond.8
 	install -d -m 0755 $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	install -m 0644 systemd/beacond.yaml $(DESTDIR)$(DOCDIR)/beacond.yaml.example

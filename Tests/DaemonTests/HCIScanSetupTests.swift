@@ -125,7 +125,7 @@ import Testing
     @Test func messagesTellTheOperatorWhatToDo() {
         #expect(
             HCIScannerError.permissionDenied(adapter: "hci0", operation: "open").description
-                .contains("CAP_NET_RAW and CAP_NET_ADMIN"))
+                .contains("beacond needs CAP_NET_RAW (run it as root"))
         #expect(HCIScannerError.leMetaFiltered(adapter: "hci0").description.contains("CAP_NET_RAW"))
         #expect(
             HCIScannerError.noAdapter(adapter: "hci0", known: ["hci1", "hci2"]).description

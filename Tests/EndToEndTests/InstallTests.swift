@@ -89,6 +89,9 @@ struct InstallTests {
             }
         }
         #expect(execStarts == 3, "beacond.service, beacond-kiosk@.service, beacond-kiosk-web.service")
+        let manPage = try String(contentsOfFile: root.file("opt/beacond/share/man/man8/beacond.8"), encoding: .utf8)
+        #expect(!manPage.contains("/usr/local"), "the man page still names /usr/local")
+        #expect(manPage.contains("/opt/beacond/share/doc/beacond"))
         #expect(FileManager.default.isExecutableFile(atPath: root.file("opt/beacond/bin/beacond")))
         try Self.uninstall(from: root.path, ["PREFIX=/opt/beacond"])
         #expect(SystemTool.files(below: root.path) == [])

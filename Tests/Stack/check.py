@@ -227,6 +227,9 @@ def hci_group(directory, beacond):
     caps = [r for r in lines(f"{directory}/caps-scan.jsonl") if r.get("signal", {}).get("seq") == 20]
     check("hci: as nobody with only CAP_NET_RAW and CAP_NET_ADMIN the hci backend works",
           len(caps) > 0 and text(f"{directory}/caps-beacond.rc").strip() == "0", f"{len(caps)} signals")
+    rawcap = [r for r in lines(f"{directory}/rawcap-scan.jsonl") if r.get("signal", {}).get("seq") == 21]
+    check("hci: as nobody with CAP_NET_RAW alone (beacond.service's grant) the hci backend works",
+          len(rawcap) > 0 and text(f"{directory}/rawcap-beacond.rc").strip() == "0", f"{len(rawcap)} signals")
     nocaps = text(f"{directory}/nocaps-beacond.log")
     check("hci: as nobody without them beacond run exits 1 and names the missing capability",
           text(f"{directory}/nocaps-beacond.rc").strip() == "1" and "CAP_NET_RAW" in nocaps,

@@ -46,7 +46,7 @@ sleep 0.5
 kill -INT "$btmon_pid"
 wait "$btmon_pid"
 
-# Capabilities: nobody with only CAP_NET_RAW and CAP_NET_ADMIN (ambient), then with none.
+# Capabilities: nobody with only CAP_NET_RAW and CAP_NET_ADMIN (ambient), with CAP_NET_RAW alone, then with none.
 setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+net_raw,+net_admin \
 	--ambient-caps=+net_raw,+net_admin "$beacond" scan --backend hci --adapter hci1 --json --duration 10 \
 	>"$results/caps-scan.jsonl" 2>"$results/caps-beacond.log" &
@@ -56,6 +56,16 @@ advertise caps red_flag:20:10:3
 wait_for "caps: ended" 30 sh -c "! kill -0 $caps_pid"
 wait "$caps_pid"
 echo "$?" >"$results/caps-beacond.rc"
+# CAP_NET_RAW alone, as beacond.service grants it: beacond never brings an adapter up.
+setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+net_raw --ambient-caps=+net_raw \
+	"$beacond" scan --backend hci --adapter hci1 --json --duration 10 \
+	>"$results/rawcap-scan.jsonl" 2>"$results/rawcap-beacond.log" &
+rawcap_pid=$!
+sleep 4
+advertise rawcap red_flag:21:10:3
+wait_for "rawcap: ended" 30 sh -c "! kill -0 $rawcap_pid"
+wait "$rawcap_pid"
+echo "$?" >"$results/rawcap-beacond.rc"
 mkdir -p /tmp/nocaps && chown nobody /tmp/nocaps
 timeout 30 setpriv --reuid=nobody --regid=nogroup --clear-groups "$beacond" run --backend hci --adapter hci1 \
 	--socket /tmp/nocaps/beacond.sock --state-dir /tmp/nocaps >"$results/nocaps-beacond.log" 2>&1

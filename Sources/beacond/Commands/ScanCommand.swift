@@ -15,8 +15,8 @@ struct ScanCommand: AsyncParsableCommand {
         abstract: "Print the advertising reports the air holds now, live, in replay's format.",
         discussion: """
             The staff tool for checking what a venue's radios hear. Scans with the hci backend \
-            (raw HCI: needs CAP_NET_RAW and CAP_NET_ADMIN, and bluetoothd not scanning the same \
-            adapter) or the bluez backend (bluetoothd over D-Bus), and prints one line per \
+            (raw HCI: needs CAP_NET_RAW, and bluetoothd not scanning the same adapter) or the \
+            bluez backend (bluetoothd over D-Bus), and prints one line per \
             GeoRacing signal (or, with --all, per report), exactly as `beacond replay` prints a \
             capture. Scanner settings come from the config file when it exists, then the flags. \
             Stops on SIGINT or SIGTERM, after --duration, or when stdout's reader goes away, and \

@@ -6,9 +6,9 @@ import CBlueZ
 /// Why: during discovery the kernel leaves the controller's duplicate filter on unless an
 /// advertisement monitor is active (hci_sync.c), so a beacon repeating the same frame would be
 /// reported once and its override would expire while it is still on air. A monitor bluetoothd
-/// has activated turns the filter off (until then the scan loop restarts discovery instead); its pattern (manufacturer data starting with our company id) is what
-/// bluetoothd needs to accept it, and RSSISamplingPeriod 0 asks for every packet where the
-/// controller offloads monitoring.
+/// has activated turns the filter off (until then the scan loop restarts discovery instead); its
+/// pattern (manufacturer data starting with our company id) is what bluetoothd needs to accept
+/// it, and RSSISamplingPeriod 0 asks for every packet where the controller offloads monitoring.
 ///
 /// The tree: `root` implements ObjectManager (bluetoothd reads the monitors with
 /// GetManagedObjects), `path` implements `org.bluez.AdvertisementMonitor1` with Properties and

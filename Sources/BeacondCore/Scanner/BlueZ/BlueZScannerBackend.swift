@@ -8,8 +8,8 @@ import Synchronization
 /// GetManagedObjects, sets an LE discovery filter with duplicate data, starts discovery,
 /// registers an advertisement monitor where BlueZ offers one (see `BlueZAdvertisementMonitor`),
 /// restarts discovery every `scanner.bluez_refresh_s` while no monitor is active (see
-/// BlueZScanLoop+Refresh.swift), and turns every Device1 update carrying ManufacturerData or RSSI into one report for the
-/// sink. It never exits on its own: a missing bus, bluetoothd or adapter is reported as `down`
+/// BlueZScanLoop+Refresh.swift), and turns every Device1 update carrying ManufacturerData or RSSI
+/// into one report for the sink. It never exits on its own: a missing bus, bluetoothd or adapter is reported as `down`
 /// with the reason and retried (1 s doubling to 30 s, sooner when BlueZ signals the adapter's
 /// return). Graceful shutdown stops discovery and ends the thread within about 100 ms.
 final class BlueZScannerBackend: Service, Sendable {

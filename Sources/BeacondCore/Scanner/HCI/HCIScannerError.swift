@@ -47,9 +47,8 @@ package enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible
 
     static let capabilityHint =
         """
-        beacond needs CAP_NET_RAW and CAP_NET_ADMIN (run it as root, or grant them: \
-        AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN in the unit, or setcap cap_net_raw,cap_net_admin+ep on the \
-        binary)
+        beacond needs CAP_NET_RAW (run it as root, or grant it: AmbientCapabilities=CAP_NET_RAW in the unit, \
+        or setcap cap_net_raw+ep on the binary)
         """
 
     package var description: String {
