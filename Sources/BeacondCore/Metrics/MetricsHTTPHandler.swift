@@ -49,11 +49,8 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
         guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if head.method != .GET {
-                return refuse(context, .methodNotAllowed, "only GET\n", extra: [("Allow", "GET")])
-            }
-            if WebKioskHTTPHandler.hasBody(head) {
-                return refuse(context, .payloadTooLarge, "request bodies are not accepted\n", extra: [])
+            if let refusal = SmallHTTP.refusal(of: head, methods: [.GET]) {
+                return refuse(context, refusal.status, refusal.text, extra: refusal.extraHeaders)
             }
             request = head
         case .body:
@@ -106,23 +103,11 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
         _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ contentType: String, _ body: [UInt8],
         keepAlive: Bool, extra: [(String, String)] = []
     ) {
-        guard context.channel.isActive else { return }
         var headers: HTTPHeaders = [
-            "Content-Type": contentType, "Content-Length": String(body.count), "Cache-Control": "no-store",
-            "X-Content-Type-Options": "nosniff",
+            "Content-Type": contentType, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
         ]
         for (name, value) in extra { headers.add(name: name, value: value) }
-        if !keepAlive { headers.add(name: "Connection", value: "close") }
-        let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        }
-        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            let channel = context.channel
-            done.whenComplete { _ in channel.close(promise: nil) }
-        }
+        SmallHTTP.respond(context, status, headers: headers, body: body, keepAlive: keepAlive)
     }
 
     /// Answers at once and closes the connection.

@@ -41,11 +41,8 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
         guard !closing, !streaming else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if head.method != .GET && head.method != .HEAD {
-                return refuse(context, .methodNotAllowed, "only GET and HEAD\n", extra: [("Allow", "GET, HEAD")])
-            }
-            if Self.hasBody(head) {
-                return refuse(context, .payloadTooLarge, "request bodies are not accepted\n", extra: [])
+            if let refusal = SmallHTTP.refusal(of: head, methods: [.GET, .HEAD]) {
+                return refuse(context, refusal.status, refusal.text, extra: refusal.extraHeaders)
             }
             request = head
         case .body:
@@ -161,19 +158,8 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
         isHead: Bool, keepAlive: Bool, extra: [(String, String)] = []
     ) {
         var headers = Self.headers(contentType: contentType)
-        headers.add(name: "Content-Length", value: String(body.count))
         for (name, value) in extra { headers.add(name: name, value: value) }
-        if !keepAlive { headers.add(name: "Connection", value: "close") }
-        let response = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
-        context.write(wrapOutboundOut(.head(response)), promise: nil)
-        if !isHead, !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        }
-        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            let channel = context.channel
-            done.whenComplete { _ in channel.close(promise: nil) }
-        }
+        SmallHTTP.respond(context, status, headers: headers, body: body, isHead: isHead, keepAlive: keepAlive)
     }
 
     /// Answers at once and closes the connection (the request's body, if any, is not read).
@@ -187,12 +173,6 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
             extra: extra)
     }
 
-    /// A request announcing a body: a non-zero Content-Length or any Transfer-Encoding.
-    static func hasBody(_ head: HTTPRequestHead) -> Bool {
-        if !head.headers["Transfer-Encoding"].isEmpty { return true }
-        return head.headers["Content-Length"].contains { $0.trimmingCharacters(in: " \t") != "0" }
-    }
-
     /// The headers every response carries.
     static func headers(contentType: String) -> HTTPHeaders {
         [
@@ -202,15 +182,5 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
             "Cache-Control": "no-store",
             "Referrer-Policy": "no-referrer",
         ]
-    }
-}
-
-extension String {
-    /// Without leading and trailing `characters`.
-    fileprivate func trimmingCharacters(in characters: String) -> Substring {
-        var text = Substring(self)
-        while let first = text.first, characters.contains(first) { text.removeFirst() }
-        while let last = text.last, characters.contains(last) { text.removeLast() }
-        return text
     }
 }
