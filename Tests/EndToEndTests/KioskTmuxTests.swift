@@ -93,13 +93,8 @@ import Testing
 
         // Idle: a state held, the kiosk ticking once a second.
         let pid = try #require(Self.kioskPID(tmux))
-        let cpuBefore = try #require(ProcessFigures.cpuSeconds(pid))
-        let started = Date()
-        // Real time on purpose: the CPU used while idle is what is measured.
-        usleep(10_000_000)
-        let cpu = try #require(ProcessFigures.cpuSeconds(pid)) - cpuBefore
-        let wall = Date().timeIntervalSince(started)
-        let rss = try #require(ProcessFigures.residentKilobytes(pid))
+        let idle = try #require(ProcessFigures.idle(pid))
+        let (cpu, wall, rss) = (idle.cpu, idle.wall, idle.residentKilobytes)
         print("kiosk idle: \(String(format: "%.2f", cpu)) s CPU in \(String(format: "%.1f", wall)) s, RSS \(rss) kB")
         #expect(cpu < 0.05 * wall, "CPU \(cpu) s in \(wall) s")
         #expect(rss < 100_000)

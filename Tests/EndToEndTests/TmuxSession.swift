@@ -108,16 +108,8 @@ final class TmuxSession {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
         _ = addCloseFrom(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        var attributes = ProcessFigures.spawnAttributesWithDefaultSignals()
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([executable, "-L", server] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
@@ -145,8 +137,42 @@ final class TmuxSession {
 @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
 private func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
 
-/// /proc readings of a process: CPU time, resident memory, children.
+/// /proc readings of a process: CPU time, resident memory, children; and how tests start one.
 enum ProcessFigures {
+    /// What a process started by a test is idle for: CPU seconds used over `wall` seconds, and
+    /// its resident memory at the end.
+    struct Idle {
+        var cpu: Double
+        var wall: Double
+        var residentKilobytes: Int
+    }
+
+    /// Sleeps `seconds` of real time on purpose (the CPU used while idle is what is measured),
+    /// then reads what `pid` used meanwhile; nil when /proc has no such process.
+    static func idle(_ pid: Int32, seconds: UInt32 = 10) -> Idle? {
+        guard let before = cpuSeconds(pid) else { return nil }
+        let started = Date()
+        usleep(seconds * 1_000_000)
+        guard let after = cpuSeconds(pid), let rss = residentKilobytes(pid) else { return nil }
+        return Idle(cpu: after - before, wall: Date().timeIntervalSince(started), residentKilobytes: rss)
+    }
+
+    /// posix_spawn attributes that give the child an empty signal mask and every signal's default
+    /// action: a test's thread has them all blocked (Swift concurrency), and the child must not
+    /// inherit that. The caller destroys them.
+    static func spawnAttributesWithDefaultSignals() -> posix_spawnattr_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        return attributes
+    }
+
     /// utime + stime of `pid` in seconds (fields 14 and 15 of /proc/PID/stat).
     static func cpuSeconds(_ pid: Int32) -> Double? {
         guard let fields = statFields(pid), fields.count > 12, let user = Double(fields[11]),

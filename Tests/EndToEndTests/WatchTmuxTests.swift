@@ -86,12 +86,8 @@ import Testing
 
         // Idle against a daemon: 4 status requests and redraws a second.
         let pid = try #require(KioskTmuxTests.kioskPID(tmux))
-        let cpuBefore = try #require(ProcessFigures.cpuSeconds(pid))
-        let started = Date()
-        usleep(10_000_000)
-        let cpu = try #require(ProcessFigures.cpuSeconds(pid)) - cpuBefore
-        let wall = Date().timeIntervalSince(started)
-        let rss = try #require(ProcessFigures.residentKilobytes(pid))
+        let idle = try #require(ProcessFigures.idle(pid))
+        let (cpu, wall, rss) = (idle.cpu, idle.wall, idle.residentKilobytes)
         let perRefresh = cpu / (wall * 4) * 1000
         print(
             "watch idle: \(String(format: "%.2f", cpu)) s CPU in \(String(format: "%.1f", wall)) s "
