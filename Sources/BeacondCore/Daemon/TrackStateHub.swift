@@ -285,7 +285,11 @@ package final class TrackStateHub: @unchecked Sendable {
         }
         if let remote = state.remote {
             line += " remote_fresh=\(remote.isFresh) remote_latched=\(remote.isLatched)"
-            if let message = remote.message { line += " remote_message=\"\(TerminalText.logged(message))\"" }
+            // Quotes and backslashes escaped too: a message cannot close its quotes and forge fields.
+            if let message = remote.message {
+                let quoted = message.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+                line += " remote_message=\"\(TerminalText.logged(quoted))\""
+            }
         }
         line += " scanner=\(scanner.state.rawValue)"
         auditLog.record(line)

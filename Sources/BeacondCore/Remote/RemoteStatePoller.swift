@@ -51,7 +51,8 @@ struct RemotePollerCounters: Hashable, Sendable {
 ///   consecutive failures back off exponentially with jitter, to at most `poll_interval × 6`
 ///   and at most `stale_after / 3` (see `RemoteBackoff`).
 /// - Each kind of failure is logged once when it starts (or replaces another kind), and the
-///   recovery once; every poll is logged at debug level only.
+///   recovery once, each transition at most once a minute (`RemoteHealthLogGate`: a flapping API
+///   does not flood the log); every poll is logged at debug level only.
 ///
 /// A swift-service-lifecycle `Service`: `run()` polls until cancelled or a graceful shutdown.
 final class RemoteStatePoller: Service, Sendable {
@@ -65,6 +66,8 @@ final class RemoteStatePoller: Service, Sendable {
         var client: HTTPClient?
         /// Set by `update`: the next poll builds a new client.
         var clientIsStale = false
+        /// One health line per transition per minute.
+        var healthLog = RemoteHealthLogGate()
     }
 
     private let shared: Mutex<Shared>
@@ -195,11 +198,19 @@ final class RemoteStatePoller: Service, Sendable {
     }
 
     private func recordSuccess(at wall: Int64, url: RemoteEndpoint) {
-        let (previous, failures, since, first) = shared.withLock { state in
+        let now = logLimiter.clock()
+        let (previous, failures, since, first, gate) = shared.withLock { state in
             let result = (
                 state.failingKind, state.counters.consecutiveFailures, state.failingSinceWallMicros,
                 !state.everSucceeded
             )
+            let gate: HealthLine
+            if let previous = state.failingKind {
+                let transition = RemoteHealthLogGate.Transition(from: .failing(previous), to: .healthy)
+                gate = state.healthLog.admit(transition, at: now).map(HealthLine.write) ?? .heldBack
+            } else {
+                gate = state.healthLog.takeOwed(at: now).map { .owed($0.transition, $0.heldBack) } ?? .none
+            }
             state.counters.polls += 1
             state.counters.successes += 1
             state.counters.consecutiveFailures = 0
@@ -207,20 +218,63 @@ final class RemoteStatePoller: Service, Sendable {
             state.failingKind = nil
             state.failingSinceWallMicros = nil
             state.everSucceeded = true
-            return result
+            return (result.0, result.1, result.2, result.3, gate)
         }
         if let previous {
+            guard case .write(let heldBack) = gate else {
+                logger.debug("remote state fetch recovered (line held back)", metadata: ["url": "\(url)"])
+                return
+            }
             let seconds = since.map { Double(wall - $0) / 1_000_000 } ?? 0
+            var metadata: Logger.Metadata = [
+                "url": "\(url)", "failed_polls": "\(failures)", "last_error_kind": "\(previous.rawValue)",
+                "failing_for_s": "\(Int(seconds.rounded()))",
+            ]
+            if heldBack > 0 { metadata["transitions_held_back"] = "\(heldBack)" }
             logger.limited(
-                limiter: logLimiter, .info, "remote.fetch", "remote state fetch recovered",
-                metadata: [
-                    "url": "\(url)", "failed_polls": "\(failures)", "last_error_kind": "\(previous.rawValue)",
-                    "failing_for_s": "\(Int(seconds.rounded()))",
-                ])
+                limiter: logLimiter, .info, "remote.fetch", "remote state fetch recovered", metadata: metadata)
+        } else if case .owed(let transition, let heldBack) = gate {
+            logOwed(transition, heldBack: heldBack, url: url, reason: nil)
         } else if first {
             logger.info("remote state fetched", metadata: ["url": "\(url)"])
         } else {
             logger.debug("remote state fetched", metadata: ["url": "\(url)"])
+        }
+    }
+
+    /// What to do with the health line of one poll.
+    private enum HealthLine {
+        /// Write the transition's line, reporting the transitions held back before it.
+        case write(heldBack: Int)
+        /// A transition whose line is held back (written less than a minute ago).
+        case heldBack
+        /// No transition, but the current health's held-back line is due.
+        case owed(RemoteHealthLogGate.Transition, Int)
+        /// No transition, nothing due.
+        case none
+    }
+
+    /// The line of the current health, held back within its minute and written now.
+    private func logOwed(
+        _ transition: RemoteHealthLogGate.Transition, heldBack: Int, url: RemoteEndpoint, reason: String?
+    ) {
+        var metadata: Logger.Metadata = ["url": "\(url)", "transitions_held_back": "\(heldBack)"]
+        if case .failing(let kind) = transition.from { metadata["last_error_kind"] = "\(kind.rawValue)" }
+        switch transition.to {
+        case .healthy:
+            logger.limited(
+                limiter: logLimiter, .info, "remote.fetch",
+                "remote state fetch recovered, after health transitions held back in the last minute",
+                metadata: metadata)
+        case .failing(let kind):
+            let held = "transitions held back in the last minute"
+            metadata["kind"] = "\(kind.rawValue)"
+            if case .failing(let previous) = transition.from { metadata["previous_kind"] = "\(previous.rawValue)" }
+            metadata["last_error_kind"] = nil
+            logger.limited(
+                limiter: logLimiter, .warning, "remote.fetch",
+                "remote state fetch failing: \(reason ?? kind.rawValue), after \(held)",
+                metadata: metadata)
         }
     }
 
@@ -229,8 +283,17 @@ final class RemoteStatePoller: Service, Sendable {
         _ failure: RemoteFailure, at wall: Int64, url: RemoteEndpoint,
         backoffCap: Duration
     ) -> Int {
-        let (previous, failures) = shared.withLock { state in
+        let now = logLimiter.clock()
+        let (previous, failures, gate) = shared.withLock { state in
             let previous = state.failingKind
+            let gate: HealthLine
+            if previous != failure.kind {
+                let from = previous.map(RemoteHealthLogGate.Health.failing) ?? .healthy
+                let transition = RemoteHealthLogGate.Transition(from: from, to: .failing(failure.kind))
+                gate = state.healthLog.admit(transition, at: now).map(HealthLine.write) ?? .heldBack
+            } else {
+                gate = state.healthLog.takeOwed(at: now).map { .owed($0.transition, $0.heldBack) } ?? .none
+            }
             state.counters.polls += 1
             state.counters.failures[failure.kind, default: 0] += 1
             state.counters.consecutiveFailures += 1
@@ -238,23 +301,30 @@ final class RemoteStatePoller: Service, Sendable {
             state.counters.lastErrorWallMicros = wall
             state.failingKind = failure.kind
             if previous == nil { state.failingSinceWallMicros = wall }
-            return (previous, state.counters.consecutiveFailures)
+            return (previous, state.counters.consecutiveFailures, gate)
         }
         let reason = TerminalText.logged(failure.reason)
         var metadata: Logger.Metadata = ["url": "\(url)", "kind": "\(failure.kind.rawValue)"]
-        switch previous {
-        case nil:
+        switch (previous, gate) {
+        case (_, .heldBack):
+            metadata["consecutive_failures"] = "\(failures)"
+            logger.debug("remote state fetch failed (line held back): \(reason)", metadata: metadata)
+        case (nil, .write(let heldBack)):
+            if heldBack > 0 { metadata["transitions_held_back"] = "\(heldBack)" }
             let backoff = "backing off up to \(RemoteFailure.seconds(backoffCap)) s"
             logger.limited(
                 limiter: logLimiter, .warning, "remote.fetch",
                 "remote state fetch failing: \(reason); keeping the last good state, \(backoff)",
                 metadata: metadata)
-        case let previous? where previous != failure.kind:
+        case (let previous?, .write(let heldBack)):
+            if heldBack > 0 { metadata["transitions_held_back"] = "\(heldBack)" }
             metadata["previous_kind"] = "\(previous.rawValue)"
             logger.limited(
                 limiter: logLimiter, .warning, "remote.fetch",
                 "remote state fetch still failing, now: \(reason)", metadata: metadata)
-        default:
+        case (_, .owed(let transition, let heldBack)):
+            logOwed(transition, heldBack: heldBack, url: url, reason: reason)
+        case (_, .none):
             metadata["consecutive_failures"] = "\(failures)"
             logger.limited(
                 limiter: logLimiter, .debug, "remote.fetch",

@@ -1,0 +1,119 @@
+import BeacondCore
+import BeacondTestSupport
+import Foundation
+import Testing
+
+/// Fault injection, the clients (issue 14, docs/robustness.md): 1,000 clients connect and
+/// disconnect in a loop, some sending 1 MB lines, binary garbage, NULs or invalid UTF-8, some never
+/// reading, some half-closing. A well-behaved client keeps getting states, `status` answers within
+/// 100 ms, and the daemon's RSS stays under `rssBoundKiB`.
+@Suite(
+    .serialized,
+    .enabled(if: RemoteTestTools.hasPython, "/usr/bin/python3 is missing: `make test` installs it"))
+struct FaultClientTests {
+    static let clients = 1_000
+    static let rounds = 2
+    /// The bound on the daemon's RSS while 1,000 hostile clients come and go (docs/robustness.md:
+    /// measured about MEASURED MiB at the peak; the bound leaves headroom for allocator slack).
+    static let rssBoundKiB = 96 * 1024
+
+    /// What client `index` does; see the suite's doc.
+    enum Behaviour: Int, CaseIterable {
+        case helloThenClose, megabyteLine, binaryGarbage, nuls, invalidUTF8, neverReads, halfClose, silentClose
+    }
+
+    /// Runs one client's behaviour; a never-reading client is returned to be closed at the end of the round.
+    static func act(_ behaviour: Behaviour, _ client: RawClient, random: inout SplitMix64) -> RawClient? {
+        switch behaviour {
+        case .helloThenClose:
+            _ = client.read()
+        case .megabyteLine:
+            client.send([UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20) + [0x0A])
+        case .binaryGarbage:
+            client.send((0..<65_536).map { _ in UInt8.random(in: 0...255, using: &random) })
+        case .nuls:
+            client.send([UInt8](repeating: 0, count: 65_536) + [0x0A])
+        case .invalidUTF8:
+            let line: [UInt8] = [0xFF, 0xFE, 0xC3, 0x28] + Array(#"{"cmd":"ping"}"#.utf8) + [0xED, 0xA0, 0x80, 0x0A]
+            client.send(Array(repeating: line, count: 200).flatMap { $0 })
+        case .neverReads:
+            client.send(Array(#"{"cmd":"subscribe","beacons":true}"#.utf8) + [0x0A])
+            client.send(Array(repeating: Array(#"{"cmd":"status"}"#.utf8) + [0x0A], count: 20).flatMap { $0 })
+            return client
+        case .halfClose:
+            client.send(Array(#"{"cmd":"ping"}"#.utf8) + [0x0A])
+            client.shutdownWrite()
+            _ = client.read()
+        case .silentClose:
+            break
+        }
+        return nil
+    }
+
+    @Test func thousandHostileClientsComeAndGoWhileAGoodOneKeepsUp() throws {
+        let server = try FaultRemoteServer(["body": #"{"global_mode":"GREEN","message":"start"}"#])
+        let daemon = try DaemonProcess(
+            [
+                "--backend", "replay", "--replay", FaultProbe.emptyCapture, "--speed", "1", "--remote-url",
+                server.url, "--poll-interval", "0.1",
+            ])
+        let pid = daemon.process.processIdentifier
+        let watcher = try StateWatcher(socket: daemon.socket)
+        #expect(watcher.waitForMessage("start", timeout: 10))
+        let before = try #require(FaultProbe.rssKiB(pid))
+
+        var peak = before
+        var slowestStatus = 0.0
+        var ticks = 0
+        var connections = 0
+        for round in 0..<Self.rounds {
+            let opened = (0..<Self.clients).compactMap { _ in try? RawClient(path: daemon.socket) }
+            #expect(opened.count == Self.clients, "round \(round): \(opened.count) connected")
+            connections += opened.count
+            let held = NSLock()
+            nonisolated(unsafe) var neverReading: [RawClient] = []
+            let workers = 16
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                var random = SplitMix64(seed: UInt64(round * workers + worker + 1))
+                for index in stride(from: worker, to: opened.count, by: workers) {
+                    let behaviour = Behaviour(rawValue: index % Behaviour.allCases.count) ?? .silentClose
+                    if let kept = Self.act(behaviour, opened[index], random: &random) {
+                        held.withLock { neverReading.append(kept) }
+                    }
+                }
+            }
+            // While the never-reading clients hold their backlog: race control changes, status answers.
+            for _ in 0..<3 {
+                ticks += 1
+                try server.serve(#"{"global_mode":"YELLOW","message":"tick \#(ticks)"}"#)
+                #expect(watcher.waitForMessage("tick \(ticks)"), "round \(round): missed tick \(ticks)")
+                let sample = try #require(FaultProbe.statusRoundTrip(daemon.socket))
+                slowestStatus = max(slowestStatus, sample.ms)
+                peak = max(peak, FaultProbe.rssKiB(pid) ?? 0)
+            }
+            neverReading.removeAll()
+        }
+        try server.serve(#"{"global_mode":"RED","message":"final"}"#)
+        #expect(watcher.waitForMessage("final"))
+        #expect(watcher.last?["mode"] as? String == "red_flag")
+        #expect(watcher.seqsIncrease && !watcher.ended, "seqs \(watcher.seqs)")
+        // All hostile clients gone: only the watcher (and this status) remain.
+        #expect(
+            blockingWaitUntil(within: 10) {
+                ((FaultProbe.statusRoundTrip(daemon.socket)?.status["server"] as? [String: Any])?["clients"] as? Int)
+                    == 2
+            })
+        let (status, statusMs) = try FaultProbe.statusCommand(daemon.socket)
+        #expect(status.status == 0 && status.stdout.contains("final"))
+        let after = try #require(FaultProbe.rssKiB(pid))
+        peak = max(peak, after)
+        let server_ = (FaultProbe.statusRoundTrip(daemon.socket)?.status["server"] as? [String: Any]) ?? [:]
+        print(
+            "clients: \(connections) connections, RSS before \(before) KiB, peak \(peak) KiB, after \(after) KiB;"
+                + " states received \(watcher.seqs.count); slowest status \(slowestStatus) ms;"
+                + " beacond status \(statusMs) ms; server \(server_)")
+        #expect(slowestStatus < 100)
+        #expect(peak < Self.rssBoundKiB, "peak RSS \(peak) KiB")
+        #expect(daemon.stop() != nil)
+    }
+}
