@@ -35,6 +35,15 @@ enum FaultProbe {
         return (status, Double(MonotonicClock.micros() - started) / 1000)
     }
 
+    /// The fastest of three status round trips, ms, and the slowest. The 100 ms bound is checked on
+    /// the fastest: on a loaded shared machine one sample can be descheduled, while a daemon that
+    /// stalls makes all three slow.
+    static func statusTiming(_ socket: String) -> (best: Double, worst: Double)? {
+        let times = (0..<3).compactMap { _ in statusRoundTrip(socket)?.ms }
+        guard let best = times.min(), let worst = times.max(), times.count == 3 else { return nil }
+        return (best, worst)
+    }
+
     /// `beacond status` (the real command): its exit status, output, and wall-clock milliseconds.
     static func statusCommand(_ socket: String) throws -> (result: BeacondProcess.Result, ms: Double) {
         let started = MonotonicClock.micros()
@@ -112,6 +121,27 @@ final class RawClient: @unchecked Sendable {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard count > 0 else { break }
             sent += count
+        }
+        return sent
+    }
+
+    /// Writes `bytes` without blocking, reading (and dropping) what the daemon answers whenever its
+    /// socket is full, until all is sent, the daemon closes, or `seconds` pass; the bytes sent.
+    @discardableResult
+    func sendDraining(_ bytes: [UInt8], within seconds: Double = 3) -> Int {
+        let deadline = MonotonicClock.micros() + Int64(seconds * 1_000_000)
+        var sent = 0
+        var sink = [UInt8](repeating: 0, count: 64 * 1024)
+        while sent < bytes.count && MonotonicClock.micros() < deadline {
+            let flags = Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, flags) }
+            if count > 0 {
+                sent += count
+                continue
+            }
+            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { break }
+            if recv(fd, &sink, sink.count, Int32(MSG_DONTWAIT)) == 0 { break }
+            usleep(500)
         }
         return sent
     }
