@@ -3,11 +3,10 @@
 #
 #   Fuzz/run.sh [--pure | --core | --all] [--build-only] [TARGET...]
 #
-# --pure (the default): the targets over BLEPayload and CircuitState, compiled with swiftc
-# straight from Sources/ (no SwiftPM, no NIO): the modules once into .build/fuzz/modules, then
-# one small executable per target. --core: the targets over BeacondCore, built by SwiftPM in its
-# own scratch path (.build-fuzz) with BEACOND_FUZZ=1, which adds them to the package; `@main`
-# (Sources/beacond) is never part of them. --all: both.
+# Everything is compiled with swiftc straight from Sources/ (no SwiftPM, no NIO): BLEPayload and
+# CircuitState once into .build/fuzz/modules, then one small executable per target. --pure (the
+# default): the targets over those two modules. --core: the targets over BeacondCore, each built
+# from the few BeacondCore files it tests; `@main` (Sources/beacond) is never part of any. --all: both.
 #
 # Each target runs for FUZZ_SECONDS (default 60) over .build/fuzz/corpus/TARGET (kept between
 # runs), seeded from its own generator (fixtures built with the project's encoders, and the
@@ -39,12 +38,12 @@ capture-pcapng|Pure/CapturePcapng.swift|BLEPayload|65536
 capture-writers|Pure/CaptureWriterRoundTrip.swift|BLEPayload|4096
 circuit-state|Pure/CircuitStateEngine.swift|CircuitState|4096
 "
-# name | SwiftPM product (Fuzz/Core/PRODUCT/main.swift) | -max_len
+# The targets over BeacondCore: each is compiled with swiftc from the BeacondCore files it tests
+# (and the pure modules), not from the whole library, so no sanitized copy of NIO, NIOSSL or
+# AsyncHTTPClient is ever built. name | source | BeacondCore files (under Sources/BeacondCore) | -max_len
 CORE_TARGETS="
-remote-state|FuzzRemoteState|65536
-socket-requests|FuzzSocketRequests|8192
-config-yaml|FuzzConfigYAML|16384
-dbus-values|FuzzDBusValues|4096
+remote-state|Core/FuzzRemoteState.swift|Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Remote/VenueStateFields.swift Remote/RemoteStateDocument.swift Output/TerminalText.swift|65536
+dbus-values|Core/FuzzDBusValues.swift|Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift Scanner/BlueZ/BlueZDeviceTracker.swift|8192
 "
 
 mode=pure
@@ -79,6 +78,7 @@ build_pure_modules() {
         echo "fuzz build: BLEPayload" >&2
         "$SWIFTC" "${SAN[@]}" -wmo -module-name BLEPayload -emit-module -emit-module-path "$OUT/modules/BLEPayload.swiftmodule" \
             -c "${ble[@]}" -o "$OUT/obj/BLEPayload.o"
+        touch "$OUT/obj/BLEPayload.o"  # swiftc keeps the old file (and time) when the output is unchanged
     fi
     local circuit=(Sources/CircuitState/*.swift)
     if stale "$OUT/obj/CircuitState.o" "${circuit[@]}" "$OUT/obj/BLEPayload.o"; then
@@ -86,6 +86,7 @@ build_pure_modules() {
         "$SWIFTC" "${SAN[@]}" -wmo -module-name CircuitState -I "$OUT/modules" \
             -emit-module -emit-module-path "$OUT/modules/CircuitState.swiftmodule" \
             -c "${circuit[@]}" -o "$OUT/obj/CircuitState.o"
+        touch "$OUT/obj/CircuitState.o"
     fi
 }
 
@@ -101,17 +102,19 @@ build_pure_target() {
     fi
 }
 
-CORE_BIN=.build-fuzz/debug
-build_core_targets() {
-    local products=()
-    while IFS='|' read -r name product _; do
-        [ -n "$name" ] && wanted "$name" && products+=("$product")
-    done <<< "$CORE_TARGETS"
-    for product in "${products[@]}"; do
-        echo "fuzz build: $product (SwiftPM, .build-fuzz)" >&2
-        BEACOND_FUZZ=1 swift build --scratch-path .build-fuzz --product "$product" \
-            -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
-    done
+build_core_target() {
+    local name=$1 source=Fuzz/$2 files=() file
+    for file in $3; do files+=("Sources/BeacondCore/$file"); done
+    local objects=("$OUT/obj/BLEPayload.o" "$OUT/obj/CircuitState.o")
+    if stale "$OUT/bin/$name" "$source" Fuzz/Support/*.swift "${files[@]}" "${objects[@]}"; then
+        echo "fuzz build: $name" >&2
+        local dbus=()
+        for flag in $(pkg-config --cflags dbus-1); do dbus+=(-Xcc "$flag"); done
+        "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ "${dbus[@]}" -package-name beacond \
+            -module-name "Fuzz_${name//-/_}" Fuzz/Support/*.swift "${files[@]}" "$source" "${objects[@]}" \
+            -ldbus-1 -lbluetooth -o "$OUT/bin/$name"
+        rm -rf "$OUT/seeds/$name"
+    fi
 }
 
 failed=0
@@ -152,7 +155,12 @@ if [ "$mode" != core ]; then
         [ -n "$name" ] && wanted "$name" && build_pure_target "$name" "$source" "$module"
     done <<< "$PURE_TARGETS"
 fi
-if [ "$mode" != pure ]; then build_core_targets; fi
+if [ "$mode" != pure ]; then
+    [ "$mode" = core ] && build_pure_modules
+    while IFS='|' read -r name source files _; do
+        [ -n "$name" ] && wanted "$name" && build_core_target "$name" "$source" "$files"
+    done <<< "$CORE_TARGETS"
+fi
 [ "$build_only" = 1 ] && exit 0
 
 if [ "$mode" != core ]; then
@@ -164,8 +172,8 @@ if [ "$mode" != core ]; then
     done <<< "$PURE_TARGETS"
 fi
 if [ "$mode" != pure ]; then
-    while IFS='|' read -r name product max_len; do
-        [ -n "$name" ] && wanted "$name" && run_target "$name" "$CORE_BIN/$product" "$max_len"
+    while IFS='|' read -r name _ _ max_len; do
+        [ -n "$name" ] && wanted "$name" && run_target "$name" "$OUT/bin/$name" "$max_len"
     done <<< "$CORE_TARGETS"
 fi
 exit "$failed"

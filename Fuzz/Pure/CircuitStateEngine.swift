@@ -12,6 +12,14 @@
 // - a beacon decision publishes the most severe active override's mode.
 import BLEPayload
 import CircuitState
+import Glibc
+
+/// `FUZZ_TRACE=1`: print every step and published state (to turn a crasher into a unit test).
+private let tracing = getenv("FUZZ_TRACE") != nil
+
+private func trace(_ line: @autoclosure () -> String) {
+    if tracing { fputs(line() + "\n", stderr) }
+}
 
 private let remoteNames: [String?] = [
     nil, "", "normal", "GREEN", "yellow", "vsc", "SC", "red_flag", "EVACUATION", "evacuation", "bogus", "Evacuatio",
@@ -53,7 +61,9 @@ private struct RemoteModel {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCircuitState(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
-    var engine = FusionEngine(configuration: configuration(&input))
+    let initial = configuration(&input)
+    trace("configuration \(initial)")
+    var engine = FusionEngine(configuration: initial)
     var model = RemoteModel()
     var time: Int64 = Int64(input.u32())
     var lastPublished = Int64.min
@@ -78,10 +88,13 @@ public func fuzzCircuitState(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int3
                 flags: 0, sequence: UInt16(input.u8()) << (input.bool() ? 8 : 0), ttl: input.u8() % 40,
                 sourceID: UInt32(input.u8() % 10))
             let rssi: Int8? = input.bool() ? Int8(bitPattern: input.u8()) : nil
-            engine.ingest(signal, address: address, rssi: rssi, txPower: input.bool() ? -4 : nil, at: time)
+            let txPower: Int8? = input.bool() ? -4 : nil
+            let outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, at: time)
+            trace("ingest \(signal) from \(address) rssi \(String(describing: rssi)) at \(time): \(outcome)")
         case 8, 9:
             let fetched = snapshot(&input)
             engine.remoteFetched(fetched, at: time)
+            trace("remoteFetched \(fetched) at \(time)")
             model.fetched(fetched, at: now)
         case 10:
             engine.remoteFailed(at: time, reason: "refused")
@@ -90,20 +103,30 @@ public func fuzzCircuitState(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int3
             let latched: RemoteSnapshot? = input.bool() ? RemoteSnapshot(globalMode: "evacuation") : nil
             let fetchedAt = now - Int64(input.u16()) * 1_000
             engine.restoreRemote(saved, fetchedAt: fetchedAt, latchedSnapshot: latched, at: time)
+            trace("restoreRemote \(saved) fetchedAt \(fetchedAt) latched \(String(describing: latched)) at \(time)")
             model.lastSuccess = fetchedAt
             model.restored = true
             model.latched = latched != nil
             model.latestMode = saved.trackMode
         case 12:
-            engine.reconfigure(configuration(&input))
+            let revised = configuration(&input)
+            engine.reconfigure(revised)
+            trace("reconfigure \(revised)")
         case 13:
             engine.clearOverrides()
         default:
             break
         }
-        var published = engine.evaluateDeadlines(before: time)
-        published.append(engine.evaluate(at: time))
-        for state in published {
+        // What evaluateDeadlines(before:) does, one deadline at a time, so that each state is
+        // checked against the engine as it was when it was published.
+        var instants: [Int64] = []
+        while let deadline = engine.nextDeadline(after: engine.clock), deadline < time, instants.count < 64 {
+            instants.append(deadline)
+            publish(engine.evaluate(at: deadline))
+        }
+        publish(engine.evaluate(at: time))
+        func publish(_ state: PublishedState) {
+            trace("published \(state.time): \(state.decision) override \(String(describing: state.override))")
             check(state, engine, model, after: lastPublished)
             lastPublished = state.time
         }

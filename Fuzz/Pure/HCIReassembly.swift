@@ -10,7 +10,7 @@ private func fragments(of report: OwnedAdvertisingReport, sizes: inout FuzzInput
     var pieces: [OwnedAdvertisingReport] = []
     var start = 0
     repeat {
-        let size = 1 + Int(sizes.u8()) % 229
+        let size = sizes.isAtEnd ? 229 : 1 + Int(sizes.u8()) % 229
         let end = min(report.data.count, start + size)
         var piece = report
         piece.data = Array(report.data[start..<end])
@@ -27,12 +27,16 @@ private func fragments(of report: OwnedAdvertisingReport, sizes: inout FuzzInput
 private func events(_ fragments: [OwnedAdvertisingReport], packing: inout FuzzInput) -> [[UInt8]] {
     var events: [[UInt8]] = []
     var pending: [OwnedAdvertisingReport] = []
+    var parameters = 2  // subevent code and report count; each report adds 24 bytes and its data
     for fragment in fragments {
-        if !pending.isEmpty, packing.bool() || (try? HCIEventEncoder.extendedAdvertisingReport(pending + [fragment])) == nil {
+        let fits = pending.count < 25 && parameters + 24 + fragment.data.count <= 255
+        if !pending.isEmpty, packing.bool() || !fits {
             events.append(try! HCIEventEncoder.extendedAdvertisingReport(pending))
             pending = []
+            parameters = 2
         }
         pending.append(fragment)
+        parameters += 24 + fragment.data.count
     }
     if !pending.isEmpty { events.append(try! HCIEventEncoder.extendedAdvertisingReport(pending)) }
     return events
@@ -55,6 +59,20 @@ private func decodeAll(_ events: [[UInt8]]) -> [OwnedAdvertisingReport] {
     return reports
 }
 
+/// The first report that differs, with the data shown by its length.
+private func mismatch(_ sent: [OwnedAdvertisingReport], _ received: [OwnedAdvertisingReport]) -> String {
+    func short(_ report: OwnedAdvertisingReport) -> String {
+        var copy = report
+        copy.data = []
+        return "\(copy) with \(report.data.count) data bytes"
+    }
+    guard sent.count == received.count else { return "\(sent.count) reports sent, \(received.count) received" }
+    for (one, other) in zip(sent, received) where one != other {
+        return "sent \(short(one)), received \(short(other))"
+    }
+    return "no difference"
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHCIReassembly(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
@@ -71,18 +89,20 @@ public func fuzzHCIReassembly(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
                 properties: ExtendedEventProperties(rawValue: UInt16(input.u8() & 0x0F)),
                 addressType: input.bool() ? .randomDevice : .publicDevice,
                 address: BluetoothAddress(rawValue: 0xC0_0000_0000 | UInt64(index)),
-                rssi: Int8(bitPattern: input.u8()), txPower: input.bool() ? -8 : nil, sid: UInt8(index),
+                rssi: Int8(bitPattern: min(input.u8(), 126)),  // 127: "no RSSI", which decodes as nil txPower: input.bool() ? -8 : nil, sid: UInt8(index),
                 data: bytes))
     }
     // Each chain's fragments, then an interleaving that keeps every chain's own order.
     var sizes = input
-    var chains = originals.map { fragments(of: $0, sizes: &sizes) }
+    let chains = originals.map { fragments(of: $0, sizes: &sizes) }
+    var sent = [Int](repeating: 0, count: chains.count)
     var schedule = sizes
     var interleaved: [OwnedAdvertisingReport] = []
-    while let first = chains.indices.first(where: { !chains[$0].isEmpty }) {
+    while let first = chains.indices.first(where: { sent[$0] < chains[$0].count }) {
         let pick = Int(schedule.u8()) % chains.count
-        let chain = chains[pick].isEmpty ? first : pick
-        interleaved.append(chains[chain].removeFirst())
+        let chain = sent[pick] < chains[pick].count ? pick : first
+        interleaved.append(chains[chain][sent[chain]])
+        sent[chain] += 1
     }
     var packing = schedule
     let fuzzed = decodeAll(events(interleaved, packing: &packing))
@@ -92,8 +112,8 @@ public func fuzzHCIReassembly(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
         events(originals.flatMap { HCIEventEncoder.extendedFragments(of: $0) }, packing: &plain))
 
     let byAddress = { (reports: [OwnedAdvertisingReport]) in reports.sorted { $0.address < $1.address } }
-    fuzzCheck(byAddress(reference) == originals, "the encoder's own fragments reassemble to \(reference)")
-    fuzzCheck(byAddress(fuzzed) == originals, "fragments of \(originals.map(\.data.count)) bytes came back as \(fuzzed.map(\.data.count))")
+    fuzzCheck(byAddress(reference) == originals, "the encoder's own fragments: " + mismatch(originals, reference))
+    fuzzCheck(byAddress(fuzzed) == originals, "fragments cut by the input: " + mismatch(originals, byAddress(fuzzed)))
     return 0
 }
 
