@@ -43,6 +43,7 @@ circuit-state|Pure/CircuitStateEngine.swift|CircuitState|4096
 # AsyncHTTPClient is ever built. name | source | BeacondCore files (under Sources/BeacondCore) | -max_len
 CORE_TARGETS="
 remote-state|Core/FuzzRemoteState.swift|Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Remote/VenueStateFields.swift Remote/RemoteStateDocument.swift Output/TerminalText.swift|65536
+socket-requests|Core/FuzzSocketRequests.swift|Publisher/LineFrameDecoder.swift Protocol/ClientRequest.swift|8192
 dbus-values|Core/FuzzDBusValues.swift|Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift Scanner/BlueZ/BlueZDeviceTracker.swift|8192
 "
 
@@ -74,7 +75,7 @@ SAN=(-sanitize=fuzzer,address -O -parse-as-library -enable-testing -use-ld=lld)
 build_pure_modules() {
     mkdir -p "$OUT/modules" "$OUT/obj" "$OUT/bin"
     local ble=(Sources/BLEPayload/*.swift Sources/BLEPayload/Capture/*.swift)
-    if stale "$OUT/obj/BLEPayload.o" "${ble[@]}" Fuzz/run.sh; then
+    if stale "$OUT/obj/BLEPayload.o" "${ble[@]}"; then
         echo "fuzz build: BLEPayload" >&2
         "$SWIFTC" "${SAN[@]}" -wmo -module-name BLEPayload -emit-module -emit-module-path "$OUT/modules/BLEPayload.swiftmodule" \
             -c "${ble[@]}" -o "$OUT/obj/BLEPayload.o"
@@ -102,17 +103,34 @@ build_pure_target() {
     fi
 }
 
+# NIOCore for the targets that need it: the debug build's modules and objects (not sanitized,
+# so not instrumented: the fuzzing covers beacond's code, NIO is only its ByteBuffer).
+NIO_BUILD=.build/debug
+NIO_FLAGS=()
+nio_flags() {
+    [ ${#NIO_FLAGS[@]} -gt 0 ] && return
+    [ -d "$NIO_BUILD/NIOCore.build" ] || swift build --target NIOCore >&2
+    NIO_FLAGS=(-I "$NIO_BUILD/Modules")
+    local map dir object
+    for map in "$NIO_BUILD"/*.build/module.modulemap .build/checkouts/swift-atomics/Sources/_AtomicsShims/include/module.modulemap; do NIO_FLAGS+=(-Xcc "-fmodule-map-file=$map"); done
+    for dir in NIOCore _NIODataStructures _NIOBase64 NIOConcurrencyHelpers Atomics _AtomicsShims CNIOAtomics DequeModule InternalCollectionsUtilities ContainersPreview \
+        CNIOLinux CNIODarwin CNIOWindows CNIOWASI; do
+        while IFS= read -r object; do NIO_FLAGS+=("$object"); done < <(find "$NIO_BUILD/$dir.build" -name "*.o" 2>/dev/null)
+    done
+}
+
 build_core_target() {
     local name=$1 source=Fuzz/$2 files=() file
     for file in $3; do files+=("Sources/BeacondCore/$file"); done
     local objects=("$OUT/obj/BLEPayload.o" "$OUT/obj/CircuitState.o")
     if stale "$OUT/bin/$name" "$source" Fuzz/Support/*.swift "${files[@]}" "${objects[@]}"; then
         echo "fuzz build: $name" >&2
-        local dbus=()
+        local dbus=() nio=()
         for flag in $(pkg-config --cflags dbus-1); do dbus+=(-Xcc "$flag"); done
+        if grep -q '^import NIOCore' "${files[@]}"; then nio_flags; nio=("${NIO_FLAGS[@]}"); fi
         "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ "${dbus[@]}" -package-name beacond \
             -module-name "Fuzz_${name//-/_}" Fuzz/Support/*.swift "${files[@]}" "$source" "${objects[@]}" \
-            -ldbus-1 -lbluetooth -o "$OUT/bin/$name"
+            "${nio[@]}" -ldbus-1 -lbluetooth -o "$OUT/bin/$name"
         rm -rf "$OUT/seeds/$name"
     fi
 }
