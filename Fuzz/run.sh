@@ -40,10 +40,12 @@ circuit-state|Pure/CircuitStateEngine.swift|CircuitState|4096
 "
 # The targets over BeacondCore: each is compiled with swiftc from the BeacondCore files it tests
 # (and the pure modules), not from the whole library, so no sanitized copy of NIO, NIOSSL or
-# AsyncHTTPClient is ever built. name | source | BeacondCore files (under Sources/BeacondCore) | -max_len
+# AsyncHTTPClient is ever built. name | source | BeacondCore files (under Sources/BeacondCore; *: all of
+# it, over every dependency of the debug build) | -max_len
 CORE_TARGETS="
 remote-state|Core/FuzzRemoteState.swift|Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Remote/VenueStateFields.swift Remote/RemoteStateDocument.swift Output/TerminalText.swift|65536
 socket-requests|Core/FuzzSocketRequests.swift|Publisher/LineFrameDecoder.swift Protocol/ClientRequest.swift|8192
+config-yaml|Core/FuzzConfigYAML.swift|*|16384
 dbus-values|Core/FuzzDBusValues.swift|Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift Scanner/BlueZ/BlueZDeviceTracker.swift|8192
 "
 
@@ -119,15 +121,45 @@ nio_flags() {
     done
 }
 
+# Every dependency of BeacondCore from the debug build: module maps and objects (not ours, not the
+# tests', tools' or examples' with their own `main`).
+ALL_FLAGS=()
+all_flags() {
+    [ -d "$NIO_BUILD/BeacondCore.build" ] || swift build --target BeacondCore >&2
+    ALL_FLAGS=(-I "$NIO_BUILD/Modules" -Onone)
+    local map dir
+    for map in "$NIO_BUILD"/*.build/module.modulemap $(find .build/checkouts -path '*/Sources/*' -name module.modulemap \
+        -not -path '*Tests*'); do
+        ALL_FLAGS+=(-Xcc "-fmodule-map-file=$map")
+    done
+    for dir in "$NIO_BUILD"/*.build; do
+        case "$(basename "$dir" .build)" in
+            BeacondCore | BLEPayload | CircuitState | beacond* | Beacond* | Benchmark* | *Test* | *-tool | generate_* \
+                | ArgumentParser* | NIOSSLHTTP1Client | NIOTLSServer | PropertyBased | InMemory* | *Testing*) continue ;;
+        esac
+        while IFS= read -r object; do ALL_FLAGS+=("$object"); done < <(find "$dir" -name '*.o')
+    done
+}
+
 build_core_target() {
     local name=$1 source=Fuzz/$2 files=() file
-    for file in $3; do files+=("Sources/BeacondCore/$file"); done
+    if [ "$3" = "*" ]; then
+        while IFS= read -r file; do files+=("$file"); done < <(find Sources/BeacondCore -name '*.swift' | sort)
+    else
+        for file in $3; do files+=("Sources/BeacondCore/$file"); done
+    fi
     local objects=("$OUT/obj/BLEPayload.o" "$OUT/obj/CircuitState.o")
     if stale "$OUT/bin/$name" "$source" Fuzz/Support/*.swift "${files[@]}" "${objects[@]}"; then
         echo "fuzz build: $name" >&2
         local dbus=() nio=()
         for flag in $(pkg-config --cflags dbus-1); do dbus+=(-Xcc "$flag"); done
-        if grep -q '^import NIOCore' "${files[@]}"; then nio_flags; nio=("${NIO_FLAGS[@]}"); fi
+        if [ "$3" = "*" ]; then
+            all_flags
+            nio=("${ALL_FLAGS[@]}")
+        elif grep -q '^import NIOCore' "${files[@]}"; then
+            nio_flags
+            nio=("${NIO_FLAGS[@]}")
+        fi
         "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ "${dbus[@]}" -package-name beacond \
             -module-name "Fuzz_${name//-/_}" Fuzz/Support/*.swift "${files[@]}" "$source" "${objects[@]}" \
             "${nio[@]}" -ldbus-1 -lbluetooth -o "$OUT/bin/$name"

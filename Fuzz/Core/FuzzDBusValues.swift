@@ -29,7 +29,7 @@ private func basic(_ kind: UInt8, _ input: inout FuzzInput) -> DBusValue {
     case 7: return .uint64(input.u64())
     case 8:
         let number = Double(bitPattern: input.u64())
-        return .double(number.isNaN ? 0 : number)  // NaN is never equal to itself
+        return .double(number.isNaN ? 0 : number) // NaN is never equal to itself
     case 9: return .string(text(&input))
     case 10: return .bytes(input.take(Int(input.u8() % 64)))
     default: return .objectPath("/org/bluez/hci0/dev_" + String(input.u32(), radix: 16))
@@ -68,7 +68,7 @@ private func value(_ input: inout FuzzInput, depth: Int = 0) -> DBusValue {
 private func message(_ input: inout FuzzInput) -> DBusMessage? {
     if input.u8() & 1 == 0 {
         let rest = input.rest()
-        guard !rest.isEmpty else { return nil }  // libdbus asserts on a null buffer
+        guard !rest.isEmpty else { return nil } // libdbus asserts on a null buffer
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -111,7 +111,8 @@ public func fuzzDBusValues(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
         var invalidated = message.reader
         try? properties.parseInvalidated(&invalidated)
     }
-    fuzzCheck(properties.manufacturerAD.count <= 1 << 20, "manufacturer data of \(properties.manufacturerAD.count) bytes")
+    fuzzCheck(
+        properties.manufacturerAD.count <= 1 << 20, "manufacturer data of \(properties.manufacturerAD.count) bytes")
     if let path = dbus_message_get_path(message.raw) {
         _ = BlueZDeviceProperties.deviceAddress(path: path, adapterPath: Array("/org/bluez/hci0".utf8CString))
         _ = BlueZDeviceProperties.address(path, separator: UInt8(ascii: "_"))
@@ -148,6 +149,8 @@ func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
         seeds.append([0] + Array(UnsafeRawBufferPointer(start: bytes, count: Int(length))))
         dbus_free(bytes)
     }
-    seeds += [[1, 0, 13, 3, 1, 2, 2, 0xFF, 0xC4, 1, 4, 14, 1, 0x12, 0x34, 10, 8, 1, 0, 3, 2, 0, 0, 9, 10], [1, 1, 15, 9, 3]]
+    seeds += [
+        [1, 0, 13, 3, 1, 2, 2, 0xFF, 0xC4, 1, 4, 14, 1, 0x12, 0x34, 10, 8, 1, 0, 3, 2, 0, 0, 9, 10], [1, 1, 15, 9, 3],
+    ]
     return seeds
 }

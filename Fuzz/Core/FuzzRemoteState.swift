@@ -22,7 +22,9 @@ public func fuzzRemoteStateDocument(_ data: UnsafePointer<UInt8>?, _ size: Int) 
         return 0
     }
     fuzzCheck(RemoteStateDocument.capped(snapshot) == snapshot, "a parsed snapshot is not capped: \(snapshot)")
-    let texts = [snapshot.id, snapshot.globalMode, snapshot.mode, snapshot.wind, snapshot.forecast, snapshot.lastUpdated]
+    let texts = [
+        snapshot.id, snapshot.globalMode, snapshot.mode, snapshot.wind, snapshot.forecast, snapshot.lastUpdated,
+    ]
     for text in texts.compactMap({ $0 }) {
         fuzzCheck(text.utf8.count <= RemoteStateDocument.maxFieldBytes, "a field of \(text.utf8.count) bytes")
         fuzzCheck(String(decoding: Array(text.utf8), as: UTF8.self) == text, "a field that is not valid UTF-8")

@@ -26,7 +26,8 @@ func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
         for (index, event) in events.enumerated() {
             let packet = datalink == 1002 ? HCIEventEncoder.h4(event) : event
             let flags: UInt32 = datalink == 2001 ? 3 : BTSnoopWriter.receivedEventFlags
-            BTSnoopWriter.appendRecord(to: &bytes, timestamp: 1_700_000_000_000_000 + Int64(index), flags: flags, packet: packet)
+            BTSnoopWriter.appendRecord(
+                to: &bytes, timestamp: 1_700_000_000_000_000 + Int64(index), flags: flags, packet: packet)
         }
         seeds.append(bytes)
     }

@@ -13,7 +13,8 @@ public func fuzzCapturePcapng(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
 func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
     var seeds: [[UInt8]] = []
     let advertising = GeoRacingSignal.circuit(zone: 5, mode: .evacuation, sequence: 77).advertisingData()
-    let report = OwnedAdvertisingReport(address: BluetoothAddress(rawValue: 0x1122_3344_5566), rssi: -70, data: advertising)
+    let report = OwnedAdvertisingReport(
+        address: BluetoothAddress(rawValue: 0x1122_3344_5566), rssi: -70, data: advertising)
     guard let event = try? HCIEventEncoder.advertisingReport([report]) else { return seeds }
     for tsresol: UInt8? in [nil, 9, 0x80 | 20, 127] {
         var bytes = PcapngWriter.sectionHeader() + PcapngWriter.interfaceDescription(linkType: 187, tsresol: tsresol)
@@ -22,6 +23,8 @@ func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
         bytes += PcapngWriter.enhancedPacket(interface: 1, ticks: 5, packet: [0, 0, 0, 1] + HCIEventEncoder.h4(event))
         seeds.append(bytes)
     }
-    for file in sources.captureFiles where file.name.hasSuffix(".pcapng") { seeds.append(Array(file.bytes.prefix(65_536))) }
+    for file in sources.captureFiles where file.name.hasSuffix(".pcapng") {
+        seeds.append(Array(file.bytes.prefix(65_536)))
+    }
     return seeds
 }

@@ -7,7 +7,7 @@
 import BLEPayload
 
 private struct Written {
-    var timestamp: Int64?  // nil: the reader must refuse this record's time
+    var timestamp: Int64? // nil: the reader must refuse this record's time
     var flags: UInt32
     var packet: [UInt8]
 }
@@ -49,7 +49,10 @@ public func fuzzCaptureWriters(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
             let flags = input.u32()
             let packet = input.take(Int(input.u8()))
             BTSnoopWriter.appendRecord(to: &bytes, timestamp: timestamp, flags: flags, packet: packet)
-            written.append(Written(timestamp: timestamp <= BTSnoopWriter.latestTimestamp ? timestamp : nil, flags: flags, packet: packet))
+            written.append(
+                Written(
+                    timestamp: timestamp <= BTSnoopWriter.latestTimestamp ? timestamp : nil, flags: flags,
+                    packet: packet))
         }
     case 1:
         let linkType: UInt32 = [187, 201, 254, 256, 272][Int(input.u8()) % 5]
@@ -95,7 +98,8 @@ public func fuzzCaptureWriters(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
                 return 0
             }
             fuzzCheck(record.timestamp != nil, "record \(index): an unrepresentable time read as \(packet.timestamp)")
-            fuzzCheck(packet.timestamp == record.timestamp, "record \(index): time \(packet.timestamp), wrote \(record)")
+            fuzzCheck(
+                packet.timestamp == record.timestamp, "record \(index): time \(packet.timestamp), wrote \(record)")
             fuzzCheck(Array(packet.bytes) == record.packet, "record \(index): bytes differ")
             fuzzCheck(packet.flags == record.flags, "record \(index): flags \(packet.flags), wrote \(record.flags)")
         } catch {
@@ -114,7 +118,9 @@ func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
     var seeds: [[UInt8]] = [[0, 2, 1], [1, 1, 0, 1, 1], [2, 3, 1, 0x89]]
     for record in sources.records.prefix(50) {
         let stamp = (0..<8).map { UInt8(truncatingIfNeeded: record.timestamp >> (56 - 8 * $0)) }
-        seeds.append([UInt8(seeds.count % 3), 0, 1] + stamp + [0, 0, 0, 3, UInt8(min(record.bytes.count, 255))] + record.bytes.prefix(255))
+        seeds.append(
+            [UInt8(seeds.count % 3), 0, 1] + stamp + [0, 0, 0, 3, UInt8(min(record.bytes.count, 255))]
+                + record.bytes.prefix(255))
     }
     return seeds
 }

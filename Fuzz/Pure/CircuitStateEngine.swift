@@ -28,18 +28,21 @@ private let remoteNames: [String?] = [
 private func configuration(_ input: inout FuzzInput) -> FusionConfiguration {
     let policy = Policy.allCases[Int(input.u8()) % Policy.allCases.count]
     let zones: Set<UInt16> = input.bool() ? [1, 2] : []
-    let allow = input.u8() % 4 == 0 ? AllowList(addresses: [BluetoothAddress(rawValue: 1)], sourceIDs: [7]) : AllowList()
+    let allow =
+        input.u8() % 4 == 0 ? AllowList(addresses: [BluetoothAddress(rawValue: 1)], sourceIDs: [7]) : AllowList()
     let hold = FusionConfiguration.deescalationHoldRange
     return FusionConfiguration(
         policy: policy, minRSSI: -Int(input.u8() % 128), zones: zones, allow: allow,
-        maxTTL: Int64(input.u8()) * 1_000_000, maxEntries: Int(input.u8() % 10), staleAfter: 1 + Int64(input.u16()) * 1_000,
+        maxTTL: Int64(input.u8()) * 1_000_000, maxEntries: Int(input.u8() % 10),
+        staleAfter: 1 + Int64(input.u16()) * 1_000,
         maxDistance: input.bool() ? Double(input.u8()) : nil,
         deescalationHold: hold.lowerBound + Int64(input.u16()) * 150 % (hold.upperBound - hold.lowerBound))
 }
 
 private func snapshot(_ input: inout FuzzInput) -> RemoteSnapshot {
     RemoteSnapshot(
-        globalMode: remoteNames[Int(input.u8()) % remoteNames.count], mode: remoteNames[Int(input.u8()) % remoteNames.count],
+        globalMode: remoteNames[Int(input.u8()) % remoteNames.count],
+        mode: remoteNames[Int(input.u8()) % remoteNames.count],
         message: input.bool() ? "race control" : nil)
 }
 
@@ -72,7 +75,7 @@ public func fuzzCircuitState(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int3
         steps += 1
         let step = input.u8()
         if step & 0x80 != 0 {
-            time = time &- Int64(input.u8()) * 10_000  // an input stamped earlier than the engine's clock
+            time = time &- Int64(input.u8()) * 10_000 // an input stamped earlier than the engine's clock
         } else {
             let (advanced, overflow) = time.addingReportingOverflow(Int64(input.u16()) * 1_000)
             if !overflow { time = advanced }
@@ -147,7 +150,8 @@ private func check(_ state: PublishedState, _ engine: FusionEngine, _ model: Rem
             "evacuation hidden: published \(state.decision) (beacon \(beaconEvacuation), remote \(remoteEvacuation), "
                 + "latched \(model.latched))")
     }
-    fuzzCheck(state.remote?.isLatched ?? false == model.latched, "latch \(String(describing: state.remote)) vs \(model)")
+    fuzzCheck(
+        state.remote?.isLatched ?? false == model.latched, "latch \(String(describing: state.remote)) vs \(model)")
     if state.source == .remote && !model.latched {
         fuzzCheck(!model.restored, "a restored remote state published as fresh: \(state.decision)")
         guard let success = model.lastSuccess else {
@@ -155,13 +159,20 @@ private func check(_ state: PublishedState, _ engine: FusionEngine, _ model: Rem
             return
         }
         let (staleAt, overflow) = success.addingReportingOverflow(engine.configuration.staleAfter)
-        fuzzCheck(overflow || state.time < staleAt, "stale remote state published at \(state.time), stale at \(staleAt)")
-        fuzzCheck(state.mode == model.latestMode, "remote decision \(state.decision), fetched \(String(describing: model.latestMode))")
+        fuzzCheck(
+            overflow || state.time < staleAt, "stale remote state published at \(state.time), stale at \(staleAt)")
+        fuzzCheck(
+            state.mode == model.latestMode,
+            "remote decision \(state.decision), fetched \(String(describing: model.latestMode))")
     }
     if state.source == .beacon {
         let most = overrides.map(\.mode).max()
-        fuzzCheck(state.mode == most, "beacon decision \(state.decision), most severe active override \(String(describing: most))")
-        fuzzCheck(state.override?.mode == state.mode, "override \(String(describing: state.override?.mode)) published as \(state.decision)")
+        fuzzCheck(
+            state.mode == most,
+            "beacon decision \(state.decision), most severe active override \(String(describing: most))")
+        fuzzCheck(
+            state.override?.mode == state.mode,
+            "override \(String(describing: state.override?.mode)) published as \(state.decision)")
     }
 }
 

@@ -107,6 +107,8 @@ func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
     }
     // Short runs of consecutive events, so chains that span events are in the corpus from the start.
     let singles = seeds.filter { $0.first == HCIEventCode.leMeta }
-    for start in stride(from: 0, to: singles.count, by: 4) { seeds.append(singles[start..<min(start + 4, singles.count)].flatMap { $0 }) }
+    for start in stride(from: 0, to: singles.count, by: 4) {
+        seeds.append(singles[start..<min(start + 4, singles.count)].flatMap { $0 })
+    }
     return Array(seeds.prefix(600))
 }

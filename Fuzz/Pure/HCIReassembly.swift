@@ -27,7 +27,7 @@ private func fragments(of report: OwnedAdvertisingReport, sizes: inout FuzzInput
 private func events(_ fragments: [OwnedAdvertisingReport], packing: inout FuzzInput) -> [[UInt8]] {
     var events: [[UInt8]] = []
     var pending: [OwnedAdvertisingReport] = []
-    var parameters = 2  // subevent code and report count; each report adds 24 bytes and its data
+    var parameters = 2 // subevent code and report count; each report adds 24 bytes and its data
     for fragment in fragments {
         let fits = pending.count < 25 && parameters + 24 + fragment.data.count <= 255
         if !pending.isEmpty, packing.bool() || !fits {
@@ -89,7 +89,8 @@ public func fuzzHCIReassembly(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
                 properties: ExtendedEventProperties(rawValue: UInt16(input.u8() & 0x0F)),
                 addressType: input.bool() ? .randomDevice : .publicDevice,
                 address: BluetoothAddress(rawValue: 0xC0_0000_0000 | UInt64(index)),
-                rssi: Int8(bitPattern: min(input.u8(), 126)),  // 127: "no RSSI", which decodes as nil txPower: input.bool() ? -8 : nil, sid: UInt8(index),
+                // An RSSI of 127 means "none" and decodes as nil: the generator never sends it.
+                rssi: Int8(bitPattern: min(input.u8(), 126)),
                 data: bytes))
     }
     // Each chain's fragments, then an interleaving that keeps every chain's own order.

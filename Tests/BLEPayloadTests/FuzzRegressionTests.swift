@@ -14,9 +14,9 @@ import Testing
 
     @Test func directedExtendedReportWithoutDirectAddressRoundTrips() throws {
         let event = try HCIEventEncoder.extendedAdvertisingReport([Self.directedWithoutAddress])
-        // [3E len 0D 01] then properties (2), address type, address (6), PHYs (2), SID, TX power,
-        // RSSI, periodic interval (2): the direct address type is parameter byte 20.
-        #expect(event[2 + 20] == 0xFF)
+        // [3E len 0D 01], then properties (2), address type, address (6), PHYs (2), SID, TX power,
+        // RSSI, periodic interval (2): the direct address type is event byte 4 + 16.
+        #expect(event[20] == 0xFF)
         let (reports, outcome) = decodeEvent(event)
         #expect(outcome == .advertising(reports: 1))
         #expect(reports == [Self.directedWithoutAddress])
@@ -28,7 +28,7 @@ import Testing
         report.kind = .extended
         report.isTruncated = false
         let event = try HCIEventEncoder.extendedAdvertisingReport([report])
-        #expect(event[2 + 20] == 0x00)
+        #expect(event[20] == 0x00)
         #expect(decodeEvent(event).reports == [report])
     }
 
