@@ -90,7 +90,7 @@ public func fuzzHCIReassembly(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
                 addressType: input.bool() ? .randomDevice : .publicDevice,
                 address: BluetoothAddress(rawValue: 0xC0_0000_0000 | UInt64(index)),
                 // An RSSI of 127 means "none" and decodes as nil: the generator never sends it.
-                rssi: Int8(bitPattern: min(input.u8(), 126)),
+                rssi: Int8(bitPattern: min(input.u8(), 126)), txPower: input.bool() ? -8 : nil, sid: UInt8(index),
                 data: bytes))
     }
     // Each chain's fragments, then an interleaving that keeps every chain's own order.
