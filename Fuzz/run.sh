@@ -39,14 +39,20 @@ capture-writers|Pure/CaptureWriterRoundTrip.swift|BLEPayload|4096
 circuit-state|Pure/CircuitStateEngine.swift|CircuitState|4096
 "
 # The targets over BeacondCore: each is compiled with swiftc from the BeacondCore files it tests
-# (and the pure modules), not from the whole library, so no sanitized copy of NIO, NIOSSL or
-# AsyncHTTPClient is ever built. name | source | BeacondCore files (under Sources/BeacondCore; *: all of
-# it, over every dependency of the debug build) | -max_len
+# and the pure modules; what those files import from NIO (or, for config-yaml, which compiles all
+# of BeacondCore: everything) is linked from the debug build, never rebuilt with sanitizers.
+# name | source | BeacondCore files (under Sources/BeacondCore; *: all) | -max_len
+REMOTE_FILES="Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Remote/VenueStateFields.swift
+    Remote/RemoteStateDocument.swift Output/TerminalText.swift"
+DBUS_FILES="Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift
+    Scanner/BlueZ/BlueZDeviceTracker.swift"
+REMOTE_FILES=$(echo $REMOTE_FILES)
+DBUS_FILES=$(echo $DBUS_FILES)
 CORE_TARGETS="
-remote-state|Core/FuzzRemoteState.swift|Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Remote/VenueStateFields.swift Remote/RemoteStateDocument.swift Output/TerminalText.swift|65536
+remote-state|Core/FuzzRemoteState.swift|$REMOTE_FILES|65536
 socket-requests|Core/FuzzSocketRequests.swift|Publisher/LineFrameDecoder.swift Protocol/ClientRequest.swift|8192
 config-yaml|Core/FuzzConfigYAML.swift|*|16384
-dbus-values|Core/FuzzDBusValues.swift|Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift Scanner/BlueZ/BlueZDeviceTracker.swift|8192
+dbus-values|Core/FuzzDBusValues.swift|$DBUS_FILES|8192
 "
 
 mode=pure
@@ -79,7 +85,8 @@ build_pure_modules() {
     local ble=(Sources/BLEPayload/*.swift Sources/BLEPayload/Capture/*.swift)
     if stale "$OUT/obj/BLEPayload.o" "${ble[@]}"; then
         echo "fuzz build: BLEPayload" >&2
-        "$SWIFTC" "${SAN[@]}" -wmo -module-name BLEPayload -emit-module -emit-module-path "$OUT/modules/BLEPayload.swiftmodule" \
+        "$SWIFTC" "${SAN[@]}" -wmo -module-name BLEPayload \
+            -emit-module -emit-module-path "$OUT/modules/BLEPayload.swiftmodule" \
             -c "${ble[@]}" -o "$OUT/obj/BLEPayload.o"
         touch "$OUT/obj/BLEPayload.o"  # swiftc keeps the old file (and time) when the output is unchanged
     fi
@@ -114,10 +121,14 @@ nio_flags() {
     [ -d "$NIO_BUILD/NIOCore.build" ] || swift build --target NIOCore >&2
     NIO_FLAGS=(-I "$NIO_BUILD/Modules")
     local map dir object
-    for map in "$NIO_BUILD"/*.build/module.modulemap .build/checkouts/swift-atomics/Sources/_AtomicsShims/include/module.modulemap; do NIO_FLAGS+=(-Xcc "-fmodule-map-file=$map"); done
-    for dir in NIOCore _NIODataStructures _NIOBase64 NIOConcurrencyHelpers Atomics _AtomicsShims CNIOAtomics DequeModule InternalCollectionsUtilities ContainersPreview \
+    local shims=.build/checkouts/swift-atomics/Sources/_AtomicsShims/include/module.modulemap
+    for map in "$NIO_BUILD"/*.build/module.modulemap "$shims"; do NIO_FLAGS+=(-Xcc "-fmodule-map-file=$map"); done
+    for dir in NIOCore _NIODataStructures _NIOBase64 NIOConcurrencyHelpers Atomics _AtomicsShims CNIOAtomics \
+        DequeModule InternalCollectionsUtilities ContainersPreview \
         CNIOLinux CNIODarwin CNIOWindows CNIOWASI; do
-        while IFS= read -r object; do NIO_FLAGS+=("$object"); done < <(find "$NIO_BUILD/$dir.build" -name "*.o" 2>/dev/null)
+        while IFS= read -r object; do
+            NIO_FLAGS+=("$object")
+        done < <(find "$NIO_BUILD/$dir.build" -name "*.o" 2>/dev/null)
     done
 }
 
@@ -126,16 +137,17 @@ nio_flags() {
 ALL_FLAGS=()
 all_flags() {
     [ -d "$NIO_BUILD/BeacondCore.build" ] || swift build --target BeacondCore >&2
-    ALL_FLAGS=(-I "$NIO_BUILD/Modules" -Onone)
+    ALL_FLAGS=(-I "$NIO_BUILD/Modules" -Onone -suppress-warnings)
     local map dir
-    for map in "$NIO_BUILD"/*.build/module.modulemap $(find .build/checkouts -path '*/Sources/*' -name module.modulemap \
-        -not -path '*Tests*'); do
+    for map in "$NIO_BUILD"/*.build/module.modulemap \
+        $(find .build/checkouts -path '*/Sources/*' -name module.modulemap -not -path '*Tests*'); do
         ALL_FLAGS+=(-Xcc "-fmodule-map-file=$map")
     done
     for dir in "$NIO_BUILD"/*.build; do
         case "$(basename "$dir" .build)" in
             BeacondCore | BLEPayload | CircuitState | beacond* | Beacond* | Benchmark* | *Test* | *-tool | generate_* \
-                | ArgumentParser* | NIOSSLHTTP1Client | NIOTLSServer | PropertyBased | InMemory* | *Testing*) continue ;;
+                | ArgumentParser* | NIOSSLHTTP1Client | NIOTLSServer | PropertyBased | InMemory* | *Testing*)
+                continue ;;
         esac
         while IFS= read -r object; do ALL_FLAGS+=("$object"); done < <(find "$dir" -name '*.o')
     done

@@ -27,7 +27,7 @@ public func fuzzConfigYAML(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
         fuzzCheck(error.exitCode == 78, "exit code \(error.exitCode) for \(error)")
         fuzzCheck(!error.problems.isEmpty, "an error without problems")
         for problem in error.problems {
-            fuzzCheck(problem.file == scratchPath, "a problem naming \(problem.file)")
+            fuzzCheck(problem.file == scratchPath, "a problem naming \(String(describing: problem.file))")
             fuzzCheck(!problem.description.isEmpty, "a problem without a description")
         }
     }
