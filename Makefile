@@ -84,9 +84,10 @@ test: deps lint
 # libFuzzer targets (docs/robustness.md, "Fuzzing"), compiled with swiftc straight from Sources/
 # into .build/fuzz (no SwiftPM, no sanitized NIO): every target for FUZZ_SECONDS each, one line per
 # target ("fuzz TARGET: RUNS runs, CRASHES crashes"), non-zero when any crashed. fuzz-pure: only
-# the targets over BLEPayload and CircuitState (make test runs them for 5 s each).
+# the targets over BLEPayload and CircuitState (make test runs them for 5 s each). The BeacondCore
+# targets link the debug build's dependencies (built first when missing).
 FUZZ_SECONDS ?= 60
-fuzz:
+fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh --all
 fuzz-pure:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh --pure
