@@ -23,7 +23,8 @@ APT_BENCH  := tshark time
 BIN        := .build/debug/beacond
 EXAMPLE    := out/race-weekend.btsnoop
 
-.PHONY: all deps deps-bench deps-stack build release lint test test-stack demo bench bench-memory clean install uninstall
+.PHONY: all deps deps-bench deps-stack build release lint test test-stack demo bench bench-memory clean install uninstall \
+	fuzz fuzz-pure
 
 all: build
 
@@ -76,8 +77,20 @@ test: deps lint
 	@set -o pipefail; $(SWIFT) test --skip-build --skip EndToEndTests --skip '$(TIMED_SUITES)' 2>&1 | tee .build/test.log
 	@set -o pipefail; $(SWIFT) test --skip-build --filter '$(TIMED_SUITES)' 2>&1 | tee -a .build/test.log
 	@set -o pipefail; $(SWIFT) test --skip-build --filter EndToEndTests 2>&1 | tee -a .build/test.log
+	@$(MAKE) --no-print-directory fuzz-pure FUZZ_SECONDS=5
 	@sed -nE 's/.*Test run with ([0-9]+) tests? .* passed .*/\1/p' .build/test.log | \
 		awk '{ n += $$1 } END { print "tests: " n " passed, 0 failed" }'
+
+# libFuzzer targets (docs/robustness.md, "Fuzzing"), compiled with swiftc straight from Sources/
+# into .build/fuzz (no SwiftPM, no sanitized NIO): every target for FUZZ_SECONDS each, one line per
+# target ("fuzz TARGET: RUNS runs, CRASHES crashes"), non-zero when any crashed. fuzz-pure: only
+# the targets over BLEPayload and CircuitState (make test runs them for 5 s each). The BeacondCore
+# targets link the debug build's dependencies (built first when missing).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh --all
+fuzz-pure:
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh --pure
 
 # The scanners on the real Linux Bluetooth stack (README: "The real-stack test"): three QEMU boots
 # (TCG, no KVM needed) of Debian's kernel with btvirt's virtual controllers: the hci backend on

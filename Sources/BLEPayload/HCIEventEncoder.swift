@@ -44,7 +44,9 @@ public enum HCIEventEncoder {
                 body.append(0x01)
                 body += direct.littleEndianBytes
             } else {
-                body.append(0x00)
+                // A directed report without a direct address says so with type 0xFF, which the
+                // decoder reads as "none"; any other type would decode as address 00:00:00:00:00:00.
+                body.append(report.properties.contains(.directed) ? 0xFF : 0x00)
                 body += [UInt8](repeating: 0, count: 6)
             }
             body.append(UInt8(report.data.count))

@@ -1,0 +1,60 @@
+// Target `georacing`: the GeoRacing payload decoder, both ways.
+// - Any bytes: the buffer and collection decoders agree, and an accepted frame re-encodes to the
+//   very same bytes (encode(decode(b)) == b).
+// - A frame built from the bytes' fields: decode(encode(x)) == x, alone and inside advertising
+//   data for any company id.
+import BLEPayload
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzGeoRacingPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    var input = FuzzInput(data, size)
+    let bytes = Array(input.bytes)
+
+    let fromBuffer = Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: input.bytes) }
+    let fromCollection = Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: bytes[...]) }
+    fuzzCheck(fromBuffer == fromCollection, "buffer and collection decoders disagree: \(bytes)")
+    if case .success(let signal) = fromBuffer {
+        fuzzCheck(signal.encoded() == bytes, "accepted \(bytes) re-encodes to \(signal.encoded())")
+        fuzzCheck([8, 9, 13].contains(bytes.count), "accepted a \(bytes.count)-byte frame")
+    }
+
+    let version: GeoRacingSignal.Version = input.bool() ? .v2 : .v1
+    let withTemperature = input.bool()
+    let signal = GeoRacingSignal(
+        version: version, zone: input.u16(), mode: GeoRacingMode(rawValue: input.u8()), flags: input.u8(),
+        sequence: input.u16(), ttl: input.u8(), temperature: withTemperature ? Int8(bitPattern: input.u8()) : nil,
+        sourceID: input.u32(), reserved: input.u8())
+    let encoded = signal.encoded()
+    let decoded = Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: encoded) }
+    fuzzCheck(decoded == .success(signal), "\(signal) encodes to \(encoded), which decodes to \(decoded)")
+
+    let companyID = input.u16()
+    let advertising = signal.advertisingData(companyID: companyID)
+    advertising.withUnsafeBytes { raw in
+        let match = GeoRacingDecoder(companyID: companyID).decode(AdvertisingData(raw))
+        guard case .signal(let found) = match else {
+            fuzzCheck(false, "advertising data \(advertising) of \(signal) gives \(match)")
+            return
+        }
+        fuzzCheck(found == signal, "advertising data of \(signal) decodes to \(found)")
+    }
+    return 0
+}
+
+func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
+    var seeds: [[UInt8]] = [
+        GeoRacingSignal.circuit(zone: 7, mode: .redFlag, sequence: 42, ttl: 30).encoded(),
+        GeoRacingSignal.circuit(zone: 1, mode: .evacuation, sequence: 65_535, ttl: 0, temperature: -5).encoded(),
+        GeoRacingSignal.staff(sourceID: 0xDEAD_BEEF, zone: 3, mode: .safetyCar, sequence: 1, ttl: 120).encoded(),
+        GeoRacingSignal.circuit(zone: 2, mode: .unknown(9), sequence: 3).encoded(),
+        [], [1], [2], [3, 0, 0, 0, 0, 0, 0, 0],
+    ]
+    for report in sources.reports(limit: 5_000) {
+        report.withReport { report in
+            for entry in report.data.manufacturerData where entry.payload.count <= 32 {
+                seeds.append(Array(entry.payload))
+            }
+        }
+    }
+    return Array(seeds.prefix(300))
+}
