@@ -38,6 +38,11 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(name: .customLong("idle-seconds"), help: "Seconds the idle daemon is watched.")
     var idleSeconds: Double = 10
 
+    @Option(
+        name: .customLong("fanout-previous-ms"),
+        help: "The fan-out p99 to halve (issue 15), ms: by default the README's figure before the issue.")
+    var fanoutPreviousMillis: Double = SpeedGoal.previousFanOutP99Millis
+
     @Option(name: .customLong("hci-rate"), help: "Reports per second in the HCI path run.")
     var hciRate: Int = 50_000
 
@@ -55,6 +60,9 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(help: "The beacond binary the idle run starts (default: the one beside this benchmark).")
     var beacond: String?
 
+    @Flag(help: "Measure the paths before issue 15 (every line through the pipeline, one read per HCI packet).")
+    var baseline = false
+
     @Option(help: "Also write the figures, as the `daemon` section of this JSON file.")
     var results: String?
 
@@ -66,6 +74,9 @@ struct BenchDaemonCommand: ParsableCommand {
     static let maxChanges = 1_000
 
     func validate() throws {
+        guard fanoutPreviousMillis > 0, fanoutPreviousMillis <= Self.maxSeconds * 1000 else {
+            throw ValidationError("--fanout-previous-ms must be between 0 and \(Int(Self.maxSeconds * 1000))")
+        }
         guard duration > 0, duration <= Self.maxSeconds, idleSeconds > 0, idleSeconds <= Self.maxSeconds else {
             throw ValidationError("--duration and --idle-seconds must be between 0 and \(Int(Self.maxSeconds)) seconds")
         }
@@ -93,61 +104,16 @@ struct BenchDaemonCommand: ParsableCommand {
         #endif
         let cores = BenchProc.read("/proc/cpuinfo").map { Self.cores($0) } ?? "?"
         print("beacond-daemon-bench: \(cores) cores, load \(BenchProc.loadAverage())")
+        BenchPipeline.baseline = baseline
+        if baseline { print("baseline: the paths before issue 15 (no direct writes, one read per HCI packet)") }
 
         if wanted("latency") {
-            let result = try LatencyBench.run(
-                subscribers: subscribers, rate: rate, duration: duration,
-                readerThreads: readerThreads == 0 ? subscribers : readerThreads, metrics: metrics)
-            print(
-                """
-                latency   \(result.subscribers) subscribers (read by \(result.readerThreads) threads), \
-                \(result.rate) reports/s for \(format(result.duration, decimals: 1)) s
-                """
-            )
-            print(
-                """
-                          \(result.reports) reports submitted, \(result.ingested) ingested, achieved \
-                \(Int(result.achievedRate)) reports/s; producer lag \
-                \(result.producerLag.map { "p99 \(BenchStats.ms($0.p99)) max \(BenchStats.ms($0.max))" } ?? "-")
-                """
-            )
-            print(
-                """
-                          \(result.changes) changes (\(result.published) published in all), \
-                \(result.observed)/\(result.changes * result.subscribers) change×subscriber reads observed; \
-                coalesced \(result.coalesced), wrong mode \(result.wrongMode), unexpected seq \
-                \(result.unexpected), disconnected \(result.disconnected)
-                """
-            )
-            print("          event loop thread CPU \(result.loopCPU.map { format($0, decimals: 1) + " %" } ?? "?")")
-            for line in result.delivery.lines { print(line) }
-            if metrics {
-                print(
-                    """
-                              metrics on: \(result.scrapes?.count ?? 0) scrapes (every 100 ms) of \
-                    \(result.scrapeBytes) bytes: \(result.scrapes?.line ?? "-")
-                    """
-                )
-                print("          ... of which on the hub's loop: \(result.scrapesOnLoop?.line ?? "-")")
-                for line in result.histogram { print("          " + line) }
+            let threads = readerThreads == 0 ? subscribers : readerThreads
+            try runLatency(readerThreads: threads, key: "latency", figures: &figures, missed: &missed)
+            if threads != 1 {
+                // Issue 15's goal is set with one reader thread: that run too, under `latency_one_reader`.
+                try runLatency(readerThreads: 1, key: "latency_one_reader", figures: &figures, missed: &missed)
             }
-            let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)
-            print(
-                """
-                          reference, the kernel alone: one thread writing a line to each of the \
-                \(result.subscribers) sockets (same readers, no beacond): \(floor?.line ?? "-")
-                """
-            )
-            print(
-                """
-                          target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \
-                \(result.met ? "met" : "MISSED")
-                """
-            )
-            figures.record(delivery: result.delivery, as: "latency")
-            figures.record("latency.achieved_rate", result.achievedRate, unit: "reports/s")
-            figures.record("latency.loop_cpu", result.loopCPU ?? .nan, unit: "%")
-            if !result.met { missed.append("latency") }
         }
 
         if wanted("fanout") {
@@ -170,6 +136,9 @@ struct BenchDaemonCommand: ParsableCommand {
             for line in result.delivery.lines { print(line) }
             print("          target p99 < 50 ms: \(result.met ? "met" : "MISSED")")
             figures.record(delivery: result.delivery, as: "fanout")
+            if let goal = SpeedGoal.fanOut(result.delivery.stats, previousMillis: fanoutPreviousMillis) {
+                goal.report(into: &figures, missed: &missed)
+            }
             if !result.met { missed.append("fan-out") }
         }
 
@@ -206,6 +175,7 @@ struct BenchDaemonCommand: ParsableCommand {
                 figures.record("hci.\(key).cpu", phase.cpu, unit: "%")
             }
             if !result.met { missed.append("hci path") }
+            SpeedGoal.hci(cpu: result.paced.cpu, rate: result.rate)?.report(into: &figures, missed: &missed)
         }
 
         if wanted("idle") {

@@ -91,7 +91,8 @@ enum HCIPathBench {
             logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
             opener: { () throws(HCIScannerError) -> any HCITransport in
                 guard !handed.exchange(true, ordering: .relaxed) else { throw .noAdapter(adapter: "bench", known: []) }
-                return DescriptorHCITransport(descriptor: backendEnd)
+                let transport = DescriptorHCITransport(descriptor: backendEnd)
+                return BenchPipeline.baseline ? PerPacketTransport(transport) : transport
             })
         let finished = Atomic<Bool>(false)
         let failure = Mutex<HCIScannerError?>(nil)
@@ -219,4 +220,16 @@ private final class BenchController: @unchecked Sendable {
             _ = answer.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
     }
+}
+
+/// `--baseline`: the transport read one packet per `read(2)`, as before issue 15 (it does not
+/// implement `readBatch`, so the protocol's one-packet default is used).
+private final class PerPacketTransport: HCITransport {
+    let inner: DescriptorHCITransport
+    init(_ inner: DescriptorHCITransport) { self.inner = inner }
+    var descriptor: Int32 { inner.descriptor }
+    var deviceID: UInt16? { inner.deviceID }
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult { inner.read(into: buffer) }
+    func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult { inner.write(packet) }
+    func close() { inner.close() }
 }

@@ -20,6 +20,8 @@ final class BenchPipeline: @unchecked Sendable {
     static let changingZone: UInt16 = 99
     /// Background beacons: heard over and over, each a `normal` override, never a state change.
     static let backgroundBeacons = 50
+    /// `--baseline`: the paths before issue 15 (no direct writes; one read per HCI packet).
+    nonisolated(unsafe) static var baseline = false
 
     /// `scraper`: the daemon's metrics on (`--metrics`), observing the hub and scraping it.
     init(scraper: MetricsScraper? = nil) throws {
@@ -35,7 +37,9 @@ final class BenchPipeline: @unchecked Sendable {
         self.hub = hub
         let publisher = TrackStatePublisher(hub: hub)
         scraper?.observe(hub)
-        server = TrackStateServer(publisher: publisher, path: path, logger: logger)
+        var limits = ClientLimits()
+        limits.directWrites = !Self.baseline
+        server = TrackStateServer(publisher: publisher, path: path, limits: limits, logger: logger)
         try hub.eventLoop.submit { hub.start() }.wait()
         try server.start().wait()
         scraper?.start(publisher: publisher)

@@ -26,8 +26,11 @@ package struct ClientLimits: Sendable {
     var maxConsecutiveDrops = 1000
     /// How long shutdown waits for a client to take its `bye` before closing it anyway.
     var byeTimeout: TimeAmount = .milliseconds(500)
+    /// State and beacon lines go straight to an idle client's socket (`OutboundQueueHandler.writeDirectly`);
+    /// false sends every line through the pipeline (the benchmark's `--baseline`, the path before issue 15).
+    package var directWrites = true
 
-    init() {}
+    package init() {}
 
     var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
         .init(low: max(1, min(writeBufferLow, writeBufferHigh)), high: max(1, writeBufferHigh))
@@ -61,6 +64,12 @@ package final class ServerCounters {
     var peakQueuedLines = 0
     /// The most bytes the daemon held for any one client (channel write buffer plus queue).
     var peakQueuedBytes = 0
+    /// State and beacon lines the socket took whole from the direct path (one send(2), no pipeline).
+    package var directWrites = 0
+    /// ... in part, the rest handed to the channel.
+    package var directPartialWrites = 0
+    /// ... not at all (EAGAIN, or an error the channel then handled): sent the usual way.
+    package var directRefused = 0
 
     /// `status.server`; `queuedBytes`: what the daemon holds for all clients now (channel write
     /// buffers plus queues).

@@ -14,7 +14,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     /// longest-idle connection is the one with the oldest.
     var lastActivity: UInt64
     private let publisher: TrackStatePublisher
-    private let outbound: OutboundQueueHandler
+    let outbound: OutboundQueueHandler
     private var statusWindow: RequestWindow
     private let limits: ClientLimits
     private let counters: ServerCounters
@@ -97,13 +97,18 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
 
     // MARK: TrackStateSubscriber
 
+    // Straight to the socket when nothing waits for the client (`OutboundQueueHandler.writeDirectly`),
+    // else through the pipeline and the client's queue.
+
     func deliver(state line: ByteBuffer) {
         guard let context, !closing else { return }
+        if outbound.writeDirectly(line, beacon: false) { return }
         context.writeAndFlush(wrapOutboundOut(.state(line)), promise: nil)
     }
 
     func deliver(beacon line: ByteBuffer) {
         guard let context, !closing, wantsBeacons else { return }
+        if outbound.writeDirectly(line, beacon: true) { return }
         context.writeAndFlush(wrapOutboundOut(.beacon(line)), promise: nil)
     }
 

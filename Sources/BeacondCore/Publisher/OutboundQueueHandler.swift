@@ -29,6 +29,10 @@ enum OutboundQueueError: Error {
 /// A client that has lost updates and does not catch up within `slowClientTimeout`, or loses
 /// `maxConsecutiveDrops` beacon updates in a row, or would go over `maxQueuedBytes` with a
 /// reply, is disconnected.
+///
+/// The publisher's fast path (`writeDirectly`): while nothing at all waits for the client, a state
+/// or beacon line goes straight to the socket with one `send(2)`, without a trip through the
+/// pipeline; whatever the socket does not take goes the way above.
 final class OutboundQueueHandler: ChannelDuplexHandler {
     typealias InboundIn = NIOAny
     typealias OutboundIn = OutboundLine
@@ -58,6 +62,13 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     private var slowTimer: Scheduled<Void>?
     private var closing = false
     private let logLimiter: LogRateLimiter
+    private var context: ChannelHandlerContext?
+    /// The socket's descriptor once confirmed (`SocketDescriptor`); nil: every line goes through
+    /// the channel.
+    private(set) var descriptor: CInt?
+    /// This handler gave the channel bytes that it may not have written yet: before writing past
+    /// them, the direct path asks the channel (`bufferedWritableBytes`) whether they are gone.
+    private var channelMayHoldBytes = true
 
     init(limits: ClientLimits, counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter) {
         self.logLimiter = logLimiter
@@ -78,12 +89,65 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         channel = context.channel
+        self.context = context
+        if context.channel.isActive { findDescriptor(context.channel) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        findDescriptor(context.channel)
+        context.fireChannelActive()
+    }
+
+    private func findDescriptor(_ channel: Channel) {
+        guard descriptor == nil else { return }
+        SocketDescriptor.find(in: channel) { [weak self] found in self?.descriptor = found }
+    }
+
+    // MARK: Direct writes
+
+    /// Writes a state or beacon line straight to the socket, one non-blocking `send(2)` and no
+    /// pipeline, when nothing at all waits for this client: no queued line, no drop notice owed,
+    /// nothing in the channel's buffer. True when the line is taken care of: written whole, or
+    /// in part with the rest handed to the channel at once (ahead of any later line). False
+    /// when the caller must send it the usual way (`write`), where the queue's bounds,
+    /// coalescing and drop notices apply: the socket took nothing (full: EAGAIN; or failed, which
+    /// the channel's own write then finds and handles), or the direct path is not open.
+    func writeDirectly(_ line: ByteBuffer, beacon: Bool) -> Bool {
+        guard limits.directWrites, let descriptor, let context, !closing, queue.isEmpty, unreportedDrops == 0,
+            context.channel.isActive, channelIsEmpty(context)
+        else { return false }
+        switch DirectSend.send(line, to: descriptor) {
+        case .complete:
+            counters.directWrites += 1
+        case .partial(let count):
+            counters.directPartialWrites += 1
+            var rest = line
+            rest.moveReaderIndex(forwardBy: count)
+            channelMayHoldBytes = true
+            context.writeAndFlush(wrapOutboundOut(rest), promise: nil)
+        case .refused:
+            counters.directRefused += 1
+            return false
+        }
+        if beacon { consecutiveDrops = 0 }
+        return true
+    }
+
+    /// The channel has written everything it was given (and is writable).
+    private func channelIsEmpty(_ context: ChannelHandlerContext) -> Bool {
+        guard channelMayHoldBytes else { return true }
+        let channel = context.channel
+        guard channel.isWritable, (try? channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) == 0
+        else { return false }
+        channelMayHoldBytes = false
+        return true
     }
 
     // MARK: Outbound
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let line = unwrapOutboundIn(data)
+        channelMayHoldBytes = true
         guard !closing else {
             promise?.fail(OutboundQueueError.discarded)
             return
@@ -145,6 +209,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
+        descriptor = nil
         discardQueue()
         context.fireChannelInactive()
     }
@@ -152,6 +217,8 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         discardQueue()
         channel = nil
+        self.context = nil
+        descriptor = nil
     }
 
     // MARK: Queue
@@ -205,6 +272,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
 
     /// Writes queued lines while the channel takes them; the caller flushes.
     private func drain(context: ChannelHandlerContext) {
+        channelMayHoldBytes = true
         while context.channel.isWritable, !closing {
             guard let entry = queue.popFirst() else {
                 if unreportedDrops > 0 {

@@ -288,6 +288,9 @@ package final class TrackStateServer: @unchecked Sendable {
     /// Clients connected now (on the hub's event loop).
     package var clientCount: Int { roster.count }
 
+    /// The sessions connected now, by id (on the hub's event loop; tests reach a client's queue).
+    var sessions: [Int: ClientSession] { roster.sessions }
+
     /// Bytes held for all clients now (channel write buffers plus queues; on the hub's event loop).
     var queuedBytes: Int { roster.sessions.values.reduce(0) { $0 + $1.heldBytes } }
 

@@ -35,6 +35,8 @@ package protocol HCITransport: AnyObject {
     /// device events (see `HCIRawSocket.open`); -1 when there is none.
     var deviceEventDescriptor: Int32 { get }
     func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult
+    /// Several packets in one call where the transport can (`recvmmsg`); by default one `read`.
+    func readBatch(into batch: HCIReadBatch) -> HCIBatchReadResult
     func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult
     /// Closes the descriptor; later reads fail.
     func close()

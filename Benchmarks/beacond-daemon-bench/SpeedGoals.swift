@@ -1,0 +1,74 @@
+import BenchmarkResults
+
+/// Issue 15's goals for the daemon, each a ratio to a reference: the kernel alone in the same
+/// run, or the README's figure from before the issue. Printed with the goal, met or missed, and
+/// recorded under `goals.*` (the ratio, and `.met` 1 or 0).
+struct SpeedGoal {
+    /// The key under `goals.` in the results.
+    var key: String
+    var line: String
+    var ratio: Double
+    var met: Bool
+
+    /// The README's figures before issue 15 (its "## Benchmark" table).
+    static let previousFanOutP99Millis = 38.0
+    static let previousHCICPUPercent = 15.6
+    static let latencyOverKernelGoal = 1.3
+    static let hciCPUGoalPercent = 8.0
+
+    /// Report → last subscriber p99 against the kernel alone writing the same line to the same
+    /// sockets with the same readers, in the same run: goal ≤ 1.3×.
+    static func latency(lastSubscriber: BenchStats?, kernel: BenchStats?) -> SpeedGoal? {
+        guard let lastSubscriber, let kernel, kernel.p99 > 0 else { return nil }
+        let ratio = Double(lastSubscriber.p99) / Double(kernel.p99)
+        let met = ratio <= latencyOverKernelGoal
+        return SpeedGoal(
+            key: "latency_over_kernel",
+            line: """
+                goal (issue 15): report → last subscriber p99 \(BenchStats.ms(lastSubscriber.p99)) / kernel \
+                alone p99 \(BenchStats.ms(kernel.p99)) = \(format(ratio, decimals: 2))× (goal ≤ \
+                \(format(latencyOverKernelGoal, decimals: 1))×): \(met ? "met" : "MISSED")
+                """,
+            ratio: ratio, met: met)
+    }
+
+    /// The fan-out's submit → read p99 against the figure before issue 15: goal half of it.
+    static func fanOut(_ stats: BenchStats?, previousMillis: Double) -> SpeedGoal? {
+        guard let stats, previousMillis > 0 else { return nil }
+        let millis = Double(stats.p99) / 1e6
+        let ratio = millis / previousMillis
+        let met = ratio <= 0.5
+        return SpeedGoal(
+            key: "fanout_over_previous",
+            line: """
+                goal (issue 15): fan-out p99 \(format(millis, decimals: 1)) ms / before \
+                \(format(previousMillis, decimals: 1)) ms = \(format(ratio, decimals: 2))× (goal: half, ≤ \
+                \(format(previousMillis / 2, decimals: 1)) ms): \(met ? "met" : "MISSED")
+                """,
+            ratio: ratio, met: met)
+    }
+
+    /// The HCI path's CPU (reader thread + hub loop, paced in 1 ms ticks) against the figure
+    /// before issue 15: goal ≤ 8 % of one core.
+    static func hci(cpu: Double, rate: Int, previous: Double = previousHCICPUPercent) -> SpeedGoal? {
+        guard cpu.isFinite, previous > 0 else { return nil }
+        let ratio = cpu / previous
+        let met = cpu <= hciCPUGoalPercent
+        return SpeedGoal(
+            key: "hci_cpu_over_previous",
+            line: """
+                goal (issue 15): HCI path at \(rate) reports/s \(format(cpu, decimals: 1)) % of one core / before \
+                \(format(previous, decimals: 1)) % = \(format(ratio, decimals: 2))× (goal ≤ \
+                \(format(hciCPUGoalPercent, decimals: 0)) %): \(met ? "met" : "MISSED")
+                """,
+            ratio: ratio, met: met)
+    }
+
+    /// Prints the goal's line (indented like the run's) and records it; appends to `missed` when missed.
+    func report(into figures: inout BenchmarkResults, missed: inout [String]) {
+        print("          " + line)
+        figures.record("goals.\(key)", ratio, unit: "x")
+        figures.record("goals.\(key).met", met ? 1 : 0, unit: "bool")
+        if !met { missed.append("issue 15 \(key)") }
+    }
+}
