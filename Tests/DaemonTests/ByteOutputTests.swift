@@ -21,6 +21,26 @@ import Testing
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
+    /// What `body` writes through a `ByteCursor` (its own digit writing), or nil when it overflowed
+    /// 24 bytes of room.
+    static func throughCursor(_ body: (inout ByteCursor) -> Void) -> String? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer -> String? in
+            guard let start = buffer.baseAddress else { return nil }
+            var cursor = ByteCursor(start: start, end: start + 24)
+            body(&cursor)
+            guard !cursor.overflowed else { return nil }
+            return String(decoding: UnsafeBufferPointer(start: start, count: cursor.appendedCount), as: UTF8.self)
+        }
+    }
+
+    @Test func aCursorWithNoRoomLeftWritesNothingAndSaysSo() {
+        #expect(Self.throughCursor { $0.appendDecimal(UInt64.max); $0.appendDecimal(UInt64.max) } == nil)
+        #expect(Self.throughCursor { $0.appendDecimal(magnitude: 1_000_000_000_000_000_000) } == "1000000000000000000")
+        #expect(Self.throughCursor { $0.appendDecimal(magnitude: 9_999_999_999_999_999_999) } == "9999999999999999999")
+        let twentyDigits = Self.throughCursor { $0.appendDecimal(magnitude: 10_000_000_000_000_000_000) }
+        #expect(twentyDigits == "10000000000000000000")
+    }
+
     @Test func escapingEdgeCasesAsLiterals() {
         let cases: [(String, String)] = [
             ("", #""""#),
@@ -28,7 +48,10 @@ import Testing
             ("\u{0}\u{1}\u{1F}\u{7F}", #""\u0000\u0001\u001f\u007f""#),
             ("\n\r\t\u{8}\u{C}", #""\n\r\t\u0008\u000c""#),
             ("\u{80}\u{85}\u{9F}\u{A0}é", "\"\\u0080\\u0085\\u009f\u{A0}é\""),
-            ("\u{2027}\u{2028}\u{2029}\u{202A}\u{202E}\u{202F}", "\"\u{2027}\\u2028\\u2029\\u202a\\u202e\u{202F}\""),
+            (
+                "\u{2027}\u{2028}\u{2029}\u{202A}\u{202E}\u{202F}",
+                "\"\u{2027}\\u2028\\u2029\\u202a\\u202e\u{202F}\""
+            ),
             ("\u{2065}\u{2066}\u{2069}\u{206A}—€✓", "\"\u{2065}\\u2066\\u2069\u{206A}—€✓\""),
             ("x\u{2028}", #""x\u2028""#),
             ("\u{2028}", #""\u2028""#),
@@ -90,6 +113,7 @@ import Testing
             var bytes: [UInt8] = []
             bytes.appendDecimal(value)
             #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+            #expect(Self.throughCursor { $0.appendDecimal(value) } == String(value))
         }
         for value: Int64 in [.min, .min + 1, -1_000_000, -10, -9, -1, 0, 1, 9, 10, 99, 100, .max - 1, .max] {
             check(value)
@@ -105,6 +129,7 @@ import Testing
             let digits = String(value)
             let expected = String(repeating: "0", count: width - digits.count) + digits
             #expect(String(decoding: bytes, as: UTF8.self) == expected)
+            #expect(Self.throughCursor { $0.appendZeroPadded(value, width: width) } == expected)
         }
         for value: UInt64 in [0, 1, 0xF, 0x10, 0xFF, 0x1234, .max] {
             var bytes: [UInt8] = []
@@ -163,7 +188,7 @@ import Testing
             writer.key("a"); writer.bool(true)
             writer.key("b"); writer.bool(false)
             writer.key("c"); writer.null()
-            writer.key("d"); [0xDE, 0xAD].withUnsafeBytes { writer.hex($0) }
+            writer.key("d"); ([0xDE, 0xAD] as [UInt8]).withUnsafeBytes { writer.hex($0) }
             writer.endObject()
         }
         #expect(Self.newJSON(document) == #"{"a":true,"b":false,"c":null,"d":"dead"}"#)

@@ -72,18 +72,21 @@ import Testing
         let output = OutputStream(fd: writeEnd, bufferLimit: 4096)
         let large = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         output.write(large)
+        // More than the buffer has grown to (300,000 bytes): the cursor overflows.
+        let longer = large + large.prefix(100_000)
         var tooSmall = output.cursor(reserving: 10)
-        for byte in large.prefix(100_000) { tooSmall.appendByte(byte) }
+        for byte in longer { tooSmall.appendByte(byte) }
         #expect(tooSmall.overflowed)
         #expect(!output.commit(tooSmall), "an overflowed cursor is refused")
         output.write(reserving: 10) { cursor in
-            for byte in large.prefix(100_000) { cursor.appendByte(byte) }
+            for byte in longer { cursor.appendByte(byte) }
         }
         output.write("end\n")
         output.flush()
         close(writeEnd)
         let received = reader.wait()
-        #expect(received == large + large.prefix(100_000) + Array("end\n".utf8))
+        #expect(received.count == large.count + longer.count + 4)
+        #expect(received == large + longer + Array("end\n".utf8))
     }
 
     /// With SIGPIPE ignored (as a parent may leave it), a closed reader is EPIPE: `readerGone`, and

@@ -146,7 +146,7 @@ import Testing
     }
 
     static func firstDifference(_ new: [UInt8], _ old: [UInt8]) -> String {
-        let index = zip(new, old).firstIndex { $0 != $1 } ?? min(new.count, old.count)
+        let index = zip(new.indices, zip(new, old)).first { $0.1.0 != $0.1.1 }?.0 ?? min(new.count, old.count)
         let context = { (bytes: [UInt8]) in
             String(decoding: bytes[max(0, index - 80)..<min(bytes.count, index + 80)], as: UTF8.self)
         }
@@ -203,7 +203,6 @@ enum SyntheticReports {
                         data.appendTXPowerLevel(127)
                     case 6:
                         data.append(type: 0x08, data: Array("short\u{1B}[31m".utf8))
-                        data.bytes += [0x05, 0xFF, 0x01] // overruns: malformed at this offset
                     default:
                         break
                     }
@@ -218,7 +217,9 @@ enum SyntheticReports {
                             rssi: index % 5 == 0 ? nil : Int8(truncatingIfNeeded: index * 37),
                             txPower: index % 7 == 0 ? Int8(truncatingIfNeeded: index * 11) : nil,
                             sid: index % 6 == 0 ? UInt8(truncatingIfNeeded: index) : nil,
-                            isTruncated: index % 8 == 0, data: data.bytes))
+                            isTruncated: index % 8 == 0,
+                            // Case 6 ends with a structure that overruns: malformed at its offset.
+                            data: data.bytes + (index % 9 == 6 ? [0x05, 0xFF, 0x01] : [])))
                 }
             }
         }

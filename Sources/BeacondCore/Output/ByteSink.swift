@@ -6,6 +6,10 @@
 protocol ByteSink {
     mutating func appendByte(_ byte: UInt8)
     mutating func appendBytes(_ raw: UnsafeRawBufferPointer)
+    /// `value` in decimal (a default through a small buffer; `ByteCursor` writes the digits in place).
+    mutating func appendDecimal(magnitude value: UInt64)
+    /// `value` (< 10^width) with leading zeros to exactly `width` digits (1...19).
+    mutating func appendZeroPadded(_ value: UInt64, width: Int)
     /// Bytes appended so far (for padding table columns).
     var appendedCount: Int { get }
 }
@@ -52,6 +56,37 @@ struct ByteCursor: ByteSink {
             UnsafeMutableRawPointer(position).copyMemory(from: base, byteCount: raw.count)
             position += raw.count
         }
+    }
+
+    mutating func appendDecimal(magnitude value: UInt64) {
+        var digits = 1
+        var threshold: UInt64 = 10
+        while value >= threshold {
+            digits += 1
+            if digits == 20 { break }
+            threshold &*= 10
+        }
+        writeDigits(value, count: digits)
+    }
+
+    mutating func appendZeroPadded(_ value: UInt64, width: Int) {
+        writeDigits(value, count: width)
+    }
+
+    /// The last `count` decimal digits of `value`, written in place from the right.
+    @inline(__always) private mutating func writeDigits(_ value: UInt64, count: Int) {
+        guard count <= end - position else {
+            overflowed = true
+            return
+        }
+        var rest = value
+        var digit = position + count
+        while digit > position {
+            digit -= 1
+            digit.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        position += count
     }
 }
 
