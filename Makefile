@@ -206,19 +206,20 @@ uninstall:
 	fi
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
-# Decode throughput against tshark on a large capture built from ../shared/captures, then the
-# fusion engine (a venue's steady state and a flood of 1,000,000 distinct keys), then the daemon
-# (latency, fan-out, HCI path; idle cost of the static release binary). The benchmarks are
-# executables of their own under Benchmarks/, not part of the beacond binary. Every figure is
-# printed and also written to $(BENCH_RESULTS).
+# Decode throughput against tshark on a large capture built from ../shared/captures, and the whole
+# `beacond replay --all [--json]` process beside it (the output path, with the static release
+# binary), then the fusion engine (a venue's steady state and a flood of 1,000,000
+# distinct keys), then the daemon (latency, fan-out, HCI path; idle cost of the static release
+# binary). The benchmarks are executables of their own under Benchmarks/, not part of the beacond
+# binary. Every figure is printed and also written to $(BENCH_RESULTS).
 BENCH_RESULTS := .build/bench/results.json
 bench: deps-bench
 	rm -f $(BENCH_RESULTS)
 	$(SWIFT) build -c release --scratch-path .build-bench --product beacond-bench
 	$(SWIFT) build -c release --scratch-path .build-bench --product beacond-daemon-bench
-	.build-bench/release/beacond-bench --results $(BENCH_RESULTS)
-	.build-bench/release/beacond-bench --engine --results $(BENCH_RESULTS)
 	$(MAKE) release
+	.build-bench/release/beacond-bench --beacond $(RELEASE) --results $(BENCH_RESULTS)
+	.build-bench/release/beacond-bench --engine --results $(BENCH_RESULTS)
 	.build-bench/release/beacond-daemon-bench --beacond $(RELEASE) --results $(BENCH_RESULTS)
 
 # Streams a 1 GB capture through `beacond replay` and prints its peak memory.

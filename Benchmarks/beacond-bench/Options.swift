@@ -27,10 +27,17 @@ struct Options {
     var floodSignals = 1_000_000
     /// Also write the figures into this JSON file (section `decode` or `engine`).
     var results: String?
+    /// The `beacond` whose `replay --all [--json]` the output section times (default: beside this executable).
+    var beacond: String?
+    /// Skip the output section.
+    var skipOutput = false
+    /// Only the output section (and tshark beside it): no decode timing.
+    var outputOnly = false
 
     static let usage = """
         usage: beacond-bench [--shared DIR] [--reports N] [--out FILE] [--runs N] [--geo-every N]
                              [--reuse] [--no-tshark] [--decode-only] [--results JSON]
+                             [--beacond PATH] [--no-output | --output-only]
                beacond-bench --engine [--runs N] [--signals N] [--flood N] [--results JSON]
 
           --shared DIR     real captures to build the benchmark capture from (default ../shared/captures)
@@ -46,6 +53,11 @@ struct Options {
           --signals N      reports in the engine's venue workload (default 1000000)
           --flood N        distinct spoofed addresses in the engine's flood (default 1000000)
           --results JSON   also write the figures into this file, as its "decode" or "engine" section
+                           (and "output")
+          --beacond PATH   the beacond whose whole `replay --all [--json] FILE > /dev/null` process the
+                           output section times (default: the beacond beside this executable)
+          --no-output      skip the output section
+          --output-only    only the output section and tshark beside it (no decode timing)
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -81,6 +93,9 @@ struct Options {
             case "--signals": options.engineSignals = count(argument, minimum: 1)
             case "--flood": options.floodSignals = count(argument, minimum: 1)
             case "--results": options.results = value(argument)
+            case "--beacond": options.beacond = value(argument)
+            case "--no-output": options.skipOutput = true
+            case "--output-only": options.outputOnly = true
             case "-h", "--help":
                 print(usage)
                 exit(0)

@@ -7,6 +7,8 @@
 //    re-encoded by HCIEventEncoder and BTSnoopWriter, every Nth report carrying a GeoRacing frame.
 // 2. Times CaptureReader + AdvertisingExtractor + GeoRacingDecoder over it, from the file and from memory.
 // 3. Times `tshark -r FILE -T fields -e bthci_evt.bd_addr -e bthci_evt.rssi` over it.
+// 4. Times the whole `beacond replay --all --json FILE > /dev/null` process and the table output
+//    beside tshark (Output.swift).
 import BLEPayload
 import BenchmarkResults
 import Foundation
@@ -63,8 +65,17 @@ func runBenchmark(_ options: Options) throws {
         return
     }
 
-    // 2. beacond.
     let path = options.out
+    if options.outputOnly {
+        let tally = try decodeAll(try CaptureReader(path: path))
+        print("capture: \(path) (\(tally.reports) reports, \(megabytes(bytes.count)))")
+        let tshark = measureTShark(options, path: path)
+        if let note = tshark.1 { print(padded("tshark:") + note) }
+        runOutputSection(reports: tally.reports, tshark: tshark, options: options)
+        return
+    }
+
+    // 2. beacond.
     let fromFile = try measure(runs: options.runs) { () throws(CaptureError) in try CaptureReader(path: path) }
     let fromMemory = try measure(runs: options.runs) { () throws(CaptureError) in try CaptureReader(bytes: bytes) }
     precondition(fromFile.tally == fromMemory.tally, "file and memory decodes disagree")
@@ -72,15 +83,7 @@ func runBenchmark(_ options: Options) throws {
     let reports = Double(tally.reports)
 
     // 3. tshark.
-    var tshark: TShark.Result?
-    var tsharkNote: String?
-    if options.skipTShark {
-        tsharkNote = "skipped (--no-tshark)"
-    } else if let program = TShark.locate() {
-        do { tshark = try TShark.measure(program, file: path) } catch { tsharkNote = "failed: \(error)" }
-    } else {
-        tsharkNote = "not installed: skipped (apt-get install tshark)"
-    }
+    let (tshark, tsharkNote) = measureTShark(options, path: path)
 
     // 4. Side by side.
     print("capture: \(path) (\(tally.reports) reports, \(megabytes(bytes.count)))")
@@ -126,6 +129,32 @@ func runBenchmark(_ options: Options) throws {
             + (tshark.map { t in
                 ", ≥ 100x tshark: " + ((best / (Double(t.lines) / t.seconds)) >= 100 ? "met" : "missed")
             } ?? ""))
+
+    // 5. The output path, beside the same tshark run.
+    if !options.skipOutput {
+        runOutputSection(reports: tally.reports, tshark: (tshark, tsharkNote), options: options)
+    }
+}
+
+func measureTShark(_ options: Options, path: String) -> (TShark.Result?, String?) {
+    if options.skipTShark { return (nil, "skipped (--no-tshark)") }
+    guard let program = TShark.locate() else { return (nil, "not installed: skipped (apt-get install tshark)") }
+    do { return (try TShark.measure(program, file: path), nil) } catch { return (nil, "failed: \(error)") }
+}
+
+func runOutputSection(reports: Int, tshark: (TShark.Result?, String?), options: Options) {
+    guard let beacond = OutputBench.locate(options.beacond) else {
+        print(
+            padded("output:") + "skipped: no beacond at \(options.beacond ?? "this executable's folder") "
+                + "(make release; then --beacond .build-release/release/beacond)")
+        return
+    }
+    do {
+        let result = try OutputBench.measure(beacond, file: options.out, runs: options.runs)
+        OutputBench.report(result, reports: reports, tshark: tshark.0, options: options)
+    } catch {
+        warn("output section: \(error)")
+    }
 }
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))

@@ -74,12 +74,12 @@ struct JSONWriter {
 
     mutating func null() {
         separate()
-        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+        bytes.append("null")
     }
 
     mutating func bool(_ value: Bool) {
         separate()
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        if value { bytes.append("true") } else { bytes.append("false") }
     }
 
     mutating func int(_ value: some BinaryInteger) {
@@ -104,34 +104,22 @@ struct JSONWriter {
 
     /// A string from raw bytes (a device name, say): invalid UTF-8 becomes U+FFFD.
     mutating func string(bytes raw: UnsafeRawBufferPointer) {
-        string(String(decoding: raw, as: UTF8.self))
+        separate()
+        bytes.appendJSONString(decoding: raw)
     }
 
     /// Lower-case hex of `raw`, as a string.
     mutating func hex(_ raw: UnsafeRawBufferPointer) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        for byte in raw {
-            bytes.append(hexDigitsLower[Int(byte >> 4)])
-            bytes.append(hexDigitsLower[Int(byte & 0xF)])
-        }
+        bytes.appendHexLower(raw)
         bytes.append(UInt8(ascii: "\""))
     }
 
     /// Unix microseconds as seconds with exactly six decimals.
     mutating func seconds(micros: Int64) {
         separate()
-        if micros < 0 { bytes.append(UInt8(ascii: "-")) }
-        let magnitude = micros.magnitude
-        appendDecimal(magnitude / 1_000_000)
-        bytes.append(UInt8(ascii: "."))
-        var fraction = magnitude % 1_000_000
-        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: 6)
-        for index in stride(from: 5, through: 0, by: -1) {
-            digits[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
-            fraction /= 10
-        }
-        bytes.append(contentsOf: digits)
+        bytes.appendSeconds(micros: micros)
     }
 
     /// A Double with exactly `decimals` decimals (0...18; trailing zeros kept), or null when not
@@ -146,16 +134,10 @@ struct JSONWriter {
         if scaled < 0 { bytes.append(UInt8(ascii: "-")) }
         let magnitude = scaled.magnitude
         let unit = UInt64(scale)
-        appendDecimal(magnitude / unit)
+        bytes.appendDecimal(magnitude: magnitude / unit)
         if decimals > 0 {
             bytes.append(UInt8(ascii: "."))
-            var fraction = magnitude % unit
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: decimals)
-            for index in stride(from: decimals - 1, through: 0, by: -1) {
-                digits[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
-                fraction /= 10
-            }
-            bytes.append(contentsOf: digits)
+            bytes.appendZeroPadded(magnitude % unit, width: decimals)
         }
     }
 
@@ -167,61 +149,22 @@ struct JSONWriter {
         bytes.append(contentsOf: value.description.utf8)
     }
 
+    /// A value that `body` writes whole (already valid JSON), placed like any other value.
+    mutating func rawValue(_ body: (inout [UInt8]) -> Void) {
+        separate()
+        body(&bytes)
+    }
+
     mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))
     }
 
     private mutating func appendDecimal(_ value: some BinaryInteger) {
-        bytes.append(contentsOf: String(value).utf8)
+        bytes.appendDecimal(value)
     }
 
-    /// A JSON string. Besides what JSON requires, C1 controls, the bidi controls (U+202A–202E,
-    /// U+2066–2069) and the line separators (U+2028, U+2029) are written as `\uXXXX`, so JSON shown
-    /// on a terminal cannot be driven or reordered by outside text (`TerminalText`); the value
-    /// decodes to the same string.
+    /// A JSON string, escaped as `ByteSink.appendJSONString` says (JSONEscaping.swift).
     private mutating func appendEscaped(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
-            var index = 0
-            while index < utf8.count {
-                let byte = utf8[index]
-                index += 1
-                switch byte {
-                case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-                case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-                case UInt8(ascii: "\n"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-                case UInt8(ascii: "\r"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-                case UInt8(ascii: "\t"): bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-                case 0..<0x20, 0x7F:
-                    appendUnicodeEscape(UInt16(byte))
-                case 0xC2 where index < utf8.count && (0x80...0x9F).contains(utf8[index]):
-                    appendUnicodeEscape(UInt16(utf8[index]))
-                    index += 1
-                case 0xE2 where index + 1 < utf8.count:
-                    let scalar = 0x2000 | UInt16(utf8[index] & 0x3F) << 6 | UInt16(utf8[index + 1] & 0x3F)
-                    if (0x80...0x81).contains(utf8[index]),
-                        (0x2028...0x202E).contains(scalar) || (0x2066...0x2069).contains(scalar)
-                    {
-                        appendUnicodeEscape(scalar)
-                        index += 2
-                    } else {
-                        bytes.append(byte)
-                    }
-                default:
-                    bytes.append(byte)
-                }
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private mutating func appendUnicodeEscape(_ value: UInt16) {
-        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u")])
-        for shift in stride(from: 12, through: 0, by: -4) {
-            bytes.append(hexDigitsLower[Int(value >> UInt16(shift) & 0xF)])
-        }
+        bytes.appendJSONString(text)
     }
 }
-
-private let hexDigitsLower: [UInt8] = Array("0123456789abcdef".utf8)

@@ -2,6 +2,10 @@ import BLEPayload
 
 /// Formats advertising reports for `replay` and `scan`: JSON lines (the contract in
 /// docs/replay-json.md) or an aligned table for people.
+///
+/// Bytes, not Strings: each report is written field by field into a `ByteSink` (in `replay` and
+/// `scan`, straight into the output buffer), with the JSON's fixed parts as literals and the
+/// numbers, addresses and times formatted by hand.
 package struct ReportFormatter {
     let decoder: GeoRacingDecoder
 
@@ -9,129 +13,187 @@ package struct ReportFormatter {
         self.decoder = decoder
     }
 
+    /// At least the bytes `json` or `row` writes for `report`, plus its newline. Every output byte
+    /// beyond the fixed fields (under 640 bytes) comes from an AD byte: a manufacturer entry costs
+    /// at most 31 bytes for its 4 bytes of header and 2 per payload byte; a name byte at most 6
+    /// (a control as `\u00XX`). When the estimate falls short anyway, the caller writes again.
+    static func lineBound(_ report: AdvertisingReport) -> Int {
+        1024 + 8 * report.data.bytes.count
+    }
+
     /// One JSON object for `report`, with `match` as its GeoRacing decoding.
     func json(_ report: AdvertisingReport, match: GeoRacingMatch, into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("ts"); writer.seconds(micros: report.timestamp)
-        writer.key("addr"); writer.string(report.address.description)
-        writer.key("addr_type"); writer.string(report.addressType.name)
-        writer.key("kind"); writer.string(report.kind.name)
+        writer.rawValue { json(report, match: match, into: &$0) }
+    }
+
+    func json<Sink: ByteSink>(_ report: AdvertisingReport, match: GeoRacingMatch, into out: inout Sink) {
+        out.append("{\"ts\":")
+        out.appendSeconds(micros: report.timestamp)
+        out.append(",\"addr\":\"")
+        out.appendAddress(report.address.rawValue)
+        out.append("\",\"addr_type\":")
+        Self.appendName(report.addressType, into: &out)
+        out.append(",\"kind\":\"")
+        Self.appendName(report.kind, into: &out)
+        out.appendByte(UInt8(ascii: "\""))
         if report.kind == .extended {
-            writer.key("connectable"); writer.bool(report.properties.contains(.connectable))
-            writer.key("scannable"); writer.bool(report.properties.contains(.scannable))
-            writer.key("directed"); writer.bool(report.properties.contains(.directed))
-            writer.key("scan_response"); writer.bool(report.properties.contains(.scanResponse))
+            out.append(",\"connectable\":")
+            Self.appendBool(report.properties.contains(.connectable), into: &out)
+            out.append(",\"scannable\":")
+            Self.appendBool(report.properties.contains(.scannable), into: &out)
+            out.append(",\"directed\":")
+            Self.appendBool(report.properties.contains(.directed), into: &out)
+            out.append(",\"scan_response\":")
+            Self.appendBool(report.properties.contains(.scanResponse), into: &out)
         }
-        writer.key("rssi"); writer.int(report.rssi)
-        writer.key("tx_power"); writer.int(report.txPower)
-        writer.key("ad_tx_power"); writer.int(report.data.txPowerLevel)
-        writer.key("mfr")
-        writer.beginArray()
+        out.append(",\"rssi\":")
+        Self.appendDecimal(orNull: report.rssi, into: &out)
+        out.append(",\"tx_power\":")
+        Self.appendDecimal(orNull: report.txPower, into: &out)
+        let fields = ADFields(report.data)
+        out.append(",\"ad_tx_power\":")
+        Self.appendDecimal(orNull: fields.txPowerLevel, into: &out)
+        out.append(",\"mfr\":[")
+        var first = true
         for entry in report.data.manufacturerData {
-            writer.beginObject()
-            writer.key("company"); writer.int(entry.companyID)
-            writer.key("data"); writer.hex(entry.payload)
-            writer.endObject()
+            out.append(first ? "{\"company\":" : ",{\"company\":")
+            first = false
+            out.appendDecimal(magnitude: UInt64(entry.companyID))
+            out.append(",\"data\":\"")
+            out.appendHexLower(entry.payload)
+            out.append("\"}")
         }
-        writer.endArray()
+        out.appendByte(UInt8(ascii: "]"))
         switch match {
         case .signal(let signal):
-            writer.key("signal")
-            Self.json(signal, into: &writer)
+            out.append(",\"signal\":")
+            Self.json(signal, into: &out)
         case .rejected(let rejection):
-            writer.key("georacing_rejected"); writer.string(rejection.reason)
+            out.append(",\"georacing_rejected\":")
+            out.appendJSONString(rejection.reason)
         case .none:
             break
         }
-        if report.isTruncated {
-            writer.key("truncated"); writer.bool(true)
-        }
+        if report.isTruncated { out.append(",\"truncated\":true") }
         if let controller = report.controller {
-            writer.key("controller"); writer.int(controller)
+            out.append(",\"controller\":")
+            out.appendDecimal(magnitude: UInt64(controller))
         }
         if let sid = report.sid {
-            writer.key("sid"); writer.int(sid)
+            out.append(",\"sid\":")
+            out.appendDecimal(magnitude: UInt64(sid))
         }
         if let direct = report.directAddress {
-            writer.key("direct_addr"); writer.string(direct.description)
+            out.append(",\"direct_addr\":\"")
+            out.appendAddress(direct.rawValue)
+            out.appendByte(UInt8(ascii: "\""))
         }
-        if let name = report.data.localName {
-            writer.key("name"); writer.string(bytes: name)
+        if let name = fields.localName {
+            out.append(",\"name\":")
+            out.appendJSONString(decoding: name)
         }
-        if let offset = report.data.malformedOffset {
-            writer.key("ad_malformed_at"); writer.int(offset)
+        if let offset = fields.malformedOffset {
+            out.append(",\"ad_malformed_at\":")
+            out.appendDecimal(offset)
         }
-        writer.endObject()
+        out.appendByte(UInt8(ascii: "}"))
     }
 
     static func json(_ signal: GeoRacingSignal, into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("version"); writer.int(signal.version.rawValue)
-        writer.key("zone"); writer.int(signal.zone)
-        writer.key("mode"); writer.string(signal.mode.name)
-        writer.key("mode_raw"); writer.int(signal.mode.rawValue)
-        writer.key("flags"); writer.int(signal.flags)
-        writer.key("seq"); writer.int(signal.sequence)
-        writer.key("ttl"); writer.int(signal.ttl)
-        writer.key("temperature"); writer.int(signal.temperature)
-        writer.key("source_id"); writer.int(signal.sourceID)
-        writer.endObject()
+        writer.rawValue { json(signal, into: &$0) }
     }
 
-    static let tableHeader =
-        pad("TIME (UTC)", 28) + pad("ADDRESS", 19) + pad("ADDR TYPE", 16)
-        + pad("KIND", 16) + padLeft("RSSI", 5) + padLeft("TXP", 5) + "  DETAILS"
-
-    /// One table row for `report`.
-    func row(_ report: AdvertisingReport, match: GeoRacingMatch) -> String {
-        var line = Self.pad(TimeFormat.iso8601(micros: report.timestamp, fractionDigits: 6), 28)
-        line += Self.pad(report.address.description, 19)
-        line += Self.pad(report.addressType.name, 16)
-        line += Self.pad(report.kind.name, 16)
-        line += Self.padLeft(report.rssi.map { String($0) } ?? "-", 5)
-        line += Self.padLeft((report.txPower ?? report.data.txPowerLevel).map { String($0) } ?? "-", 5)
-        line += "  "
-        switch match {
-        case .signal(let signal):
-            line += Self.describe(signal)
-        case .rejected(let rejection):
-            line += "GeoRacing frame rejected: \(rejection.reason)"
-        case .none:
-            var parts: [String] = []
-            for entry in report.data.manufacturerData {
-                let hex = entry.payload.prefix(12).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-                parts.append("mfr 0x\(String(entry.companyID, radix: 16)) \(hex)\(entry.payload.count > 12 ? "…" : "")")
-            }
-            if report.isTruncated { parts.append("truncated") }
-            line += parts.joined(separator: ", ")
+    static func json<Sink: ByteSink>(_ signal: GeoRacingSignal, into out: inout Sink) {
+        out.append("{\"version\":")
+        out.appendDecimal(magnitude: UInt64(signal.version.rawValue))
+        out.append(",\"zone\":")
+        out.appendDecimal(magnitude: UInt64(signal.zone))
+        out.append(",\"mode\":")
+        switch signal.mode {
+        case .normal: out.append("\"normal\"")
+        case .safetyCar: out.append("\"safety_car\"")
+        case .redFlag: out.append("\"red_flag\"")
+        case .evacuation: out.append("\"evacuation\"")
+        case .unknown: out.append("\"unknown\"")
         }
-        return line
+        out.append(",\"mode_raw\":")
+        out.appendDecimal(magnitude: UInt64(signal.mode.rawValue))
+        out.append(",\"flags\":")
+        out.appendDecimal(magnitude: UInt64(signal.flags))
+        out.append(",\"seq\":")
+        out.appendDecimal(magnitude: UInt64(signal.sequence))
+        out.append(",\"ttl\":")
+        out.appendDecimal(magnitude: UInt64(signal.ttl))
+        out.append(",\"temperature\":")
+        appendDecimal(orNull: signal.temperature, into: &out)
+        out.append(",\"source_id\":")
+        appendDecimal(orNull: signal.sourceID, into: &out)
+        out.appendByte(UInt8(ascii: "}"))
     }
 
-    static func describe(_ signal: GeoRacingSignal) -> String {
-        let mode =
-            signal.mode.isKnown
-            ? signal.mode.name.uppercased().replacingOccurrences("_", " ")
-            : "UNKNOWN(\(signal.mode.rawValue))"
-        var text =
-            signal.version == .v1 ? "v1 zone \(signal.zone)" : "v2 staff \(signal.sourceID ?? 0) zone \(signal.zone)"
-        text += " \(mode) seq \(signal.sequence) ttl \(signal.ttl)s"
-        if let temperature = signal.temperature { text += " \(temperature)°C" }
-        if signal.flags != 0 { text += " flags 0x\(String(signal.flags, radix: 16))" }
-        return text
+    static func appendDecimal<Sink: ByteSink>(orNull value: (some BinaryInteger)?, into out: inout Sink) {
+        if let value { out.appendDecimal(value) } else { out.append("null") }
     }
 
-    static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    static func appendBool<Sink: ByteSink>(_ value: Bool, into out: inout Sink) {
+        if value { out.append("true") } else { out.append("false") }
     }
 
-    static func padLeft(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+    /// The address type's JSON string (`"public"`, `"reserved_200"`).
+    static func appendName<Sink: ByteSink>(_ type: AddressType, into out: inout Sink) {
+        switch type {
+        case .publicDevice: out.append("\"public\"")
+        case .randomDevice: out.append("\"random\"")
+        case .publicIdentity: out.append("\"public_identity\"")
+        case .randomIdentity: out.append("\"random_identity\"")
+        case .anonymous: out.append("\"anonymous\"")
+        case .reserved(let value):
+            out.append("\"reserved_")
+            out.appendDecimal(magnitude: UInt64(value))
+            out.appendByte(UInt8(ascii: "\""))
+        }
+    }
+
+    /// The PDU kind's name, unquoted (`adv_ind`).
+    static func appendName<Sink: ByteSink>(_ kind: AdvertisingPDUKind, into out: inout Sink) {
+        switch kind {
+        case .advInd: out.append("adv_ind")
+        case .advDirectInd: out.append("adv_direct_ind")
+        case .advScanInd: out.append("adv_scan_ind")
+        case .advNonconnInd: out.append("adv_nonconn_ind")
+        case .scanRsp: out.append("scan_rsp")
+        case .extended: out.append("ext_adv")
+        }
     }
 }
 
-extension String {
-    func replacingOccurrences(_ target: Character, _ replacement: Character) -> String {
-        String(map { $0 == target ? replacement : $0 })
+/// `AdvertisingData.txPowerLevel`, `localName` and `malformedOffset` in one pass over the AD
+/// instead of four.
+struct ADFields {
+    private(set) var txPowerLevel: Int8?
+    private(set) var localName: UnsafeRawBufferPointer?
+    private(set) var malformedOffset: Int?
+
+    init(_ data: AdvertisingData) {
+        var sawTXPower = false
+        var completeName: UnsafeRawBufferPointer?
+        var shortenedName: UnsafeRawBufferPointer?
+        var iterator = data.makeIterator()
+        while let structure = iterator.next() {
+            switch structure.type {
+            case ADType.txPowerLevel where !sawTXPower:
+                // The first TX Power structure decides, as `first(_:)` does, even when it is empty.
+                sawTXPower = true
+                txPowerLevel = structure.data.first.map { Int8(bitPattern: $0) }
+            case ADType.completeLocalName where completeName == nil:
+                completeName = structure.data
+            case ADType.shortenedLocalName where shortenedName == nil:
+                shortenedName = structure.data
+            default:
+                break
+            }
+        }
+        localName = completeName ?? shortenedName
+        malformedOffset = iterator.malformedOffset
     }
 }

@@ -12,7 +12,6 @@ package struct ReportPrinter {
     private(set) var reports = 0
     private(set) var signals = 0
     private(set) var rejections: [GeoRacingRejection: Int] = [:]
-    private var writer = JSONWriter(capacity: 4096)
     private var headerPrinted = false
 
     package init(formatter: ReportFormatter, all: Bool, json: Bool, output: OutputStream) {
@@ -31,14 +30,20 @@ package struct ReportPrinter {
         case .none: if !all { return }
         }
         if case .rejected = match, !all { return }
-        if json {
-            formatter.json(report, match: match, into: &writer)
-            writer.newline()
-            output.write(writer.bytes)
-            writer.bytes.removeAll(keepingCapacity: true)
-        } else {
-            printHeader()
-            output.write(formatter.row(report, match: match) + "\n")
+        if !json { printHeader() }
+        // Straight into the output's buffer; written again with more room in the unlikely case
+        // the bound falls short.
+        var bound = ReportFormatter.lineBound(report)
+        while true {
+            var cursor = output.cursor(reserving: bound)
+            if json {
+                formatter.json(report, match: match, into: &cursor)
+            } else {
+                formatter.row(report, match: match, into: &cursor)
+            }
+            cursor.appendByte(UInt8(ascii: "\n"))
+            if output.commit(cursor) { return }
+            bound = max(bound, cursor.capacity) * 2
         }
     }
 
