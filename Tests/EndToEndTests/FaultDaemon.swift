@@ -192,6 +192,15 @@ final class WatchingClient: @unchecked Sendable {
         }
     }
 
+    /// Waits until the latest state received is the one `beacond status` reports (asked again on
+    /// each try, as the state may still move).
+    func waitForLatest(of daemon: FaultDaemon, timeout: Double = 5) -> Bool {
+        blockingWaitUntil(within: timeout, intervalMicros: 20_000) {
+            guard let state = FaultDaemon.state(of: daemon.quickStatus()), let latest else { return false }
+            return latest.seq == state.seq && latest.mode == state.mode
+        }
+    }
+
     /// Sends `ping` and waits for a `pong`; false when none came.
     func ping(timeout: Double = 5) -> Bool {
         let before = lock.withLock { replies.count }
