@@ -86,10 +86,12 @@ extension DaemonConfiguration {
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[..<count])
-            if bytes.count > maxFileBytes { throw failure("is larger than \(maxFileBytes / 1024) KiB") }
+            if bytes.count > maxFileBytes {
+                throw ConfigurationError(ConfigFileBytes.tooLarge(bytes, limit: maxFileBytes, file: path))
+            }
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw failure("is not valid UTF-8") }
-        return text
+        if let problem = ConfigFileBytes.invalidUTF8(bytes, file: path) { throw ConfigurationError(problem) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func yamlProblem(_ error: any Error, file: String, text: String) -> ConfigurationProblem {
@@ -157,6 +159,8 @@ struct ConfigurationWalker {
     let base: String?
     var configuration = DaemonConfiguration()
     var problems: [ConfigurationProblem] = []
+    /// Keys and sections set so far, with the line of their first setting.
+    private var seen: [String: Int?] = [:]
 
     init(file: String, base: String?) {
         self.file = file
@@ -175,6 +179,10 @@ struct ConfigurationWalker {
             let path = prefix.isEmpty ? keyScalar.string : prefix + "." + keyScalar.string
             let line = keyNode.mark?.line
             let column = keyNode.mark?.column
+            if let problem = duplicate(path, line: line, column: column) {
+                problems.append(problem)
+                continue
+            }
             if let key = ConfigKey(rawValue: path) {
                 configuration.origins[key] = .file(path: file, line: line, column: column)
                 let value = RawConfigValue(node: valueNode)
@@ -206,6 +214,21 @@ struct ConfigurationWalker {
                 problems.append(ConfigurationProblem(file: file, key: path, line: line, column: column, reason: reason))
             }
         }
+    }
+
+    /// A key or section named a second time: Yams catches two identical keys in one mapping, but
+    /// not the same key spelt differently (`max_ttl` and `!custom max_ttl`, or `fusion.max_ttl:`
+    /// at the top level beside `max_ttl:` inside `fusion:`), nor a section given twice that way.
+    /// Either would let the later value win silently.
+    private mutating func duplicate(_ path: String, line: Int?, column: Int?) -> ConfigurationProblem? {
+        guard ConfigKey(rawValue: path) != nil || ConfigKey.sections.contains(path) else { return nil }
+        guard let first = seen[path] else {
+            seen[path] = line
+            return nil
+        }
+        let earlier = first.map { " (first at line \($0))" } ?? ""
+        return ConfigurationProblem(
+            file: file, key: path, line: line, column: column, reason: "duplicate key\(earlier)")
     }
 
     /// The known key or section closest to a misspelt one, if any is close.
