@@ -16,10 +16,15 @@ package final class MqttPublisher: @unchecked Sendable {
     private let client: MosquittoClient
     private let logger: Logger
     private var sender: PosixThread?
-    /// Publishes libmosquitto completed (written, or acknowledged), for the graceful stop's wait.
-    private let completed = Atomic<Int>(0)
-    /// The connection's state, readable without the outbox's lock (sightings skip work while down).
-    private let isConnected = Atomic<Bool>(false)
+    /// Read without the outbox's lock, from any thread.
+    private final class Flags: Sendable {
+        /// Publishes libmosquitto completed (written, or acknowledged), for the graceful stop's wait.
+        let completed = Atomic<Int>(0)
+        /// The connection's state (sightings skip their rendering while the broker is away).
+        let isConnected = Atomic<Bool>(false)
+    }
+
+    private let flags = Flags()
 
     // The hub's loop only:
     private var coalescer = SightingCoalescer()
@@ -50,16 +55,15 @@ package final class MqttPublisher: @unchecked Sendable {
         self.outbox = outbox
         var handlers = MosquittoClient.Handlers()
         let topics = topics
-        let connectedFlag = isConnected
-        let completedCount = completed
+        let flags = flags
         handlers.connected = { client in
             client.publish(topic: topics.status, payload: MqttPayload.online, qos: 1, retain: true)
-            connectedFlag.store(true, ordering: .releasing)
+            flags.isConnected.store(true, ordering: .releasing)
             outbox.update { $0.connected() }
             logger.info("mqtt: connected to \(url) as node \(topics.node)")
         }
         handlers.failed = { reason, repeated in
-            connectedFlag.store(false, ordering: .releasing)
+            flags.isConnected.store(false, ordering: .releasing)
             outbox.update { $0.disconnected(reason: reason) }
             // A broker away or a refused login is logged once, not at every retry.
             if repeated {
@@ -69,7 +73,7 @@ package final class MqttPublisher: @unchecked Sendable {
             }
         }
         handlers.published = {
-            completedCount.add(1, ordering: .relaxed)
+            flags.completed.add(1, ordering: .relaxed)
             outbox.update { $0.completed() }
         }
         client = try MosquittoClient(options: options, handlers: handlers)
@@ -134,7 +138,7 @@ package final class MqttPublisher: @unchecked Sendable {
     }
 
     private func sendSighting(_ key: OverrideKey, at time: Int64?, hub: TrackStateHub) {
-        guard isConnected.load(ordering: .acquiring) else {
+        guard flags.isConnected.load(ordering: .acquiring) else {
             outbox.update { $0.dropSighting() }
             return
         }
@@ -180,11 +184,11 @@ package final class MqttPublisher: @unchecked Sendable {
     package func stop() {
         outbox.stop()
         sender?.join()
-        if isConnected.load(ordering: .acquiring) {
-            let before = completed.load(ordering: .relaxed)
+        if flags.isConnected.load(ordering: .acquiring) {
+            let before = flags.completed.load(ordering: .relaxed)
             client.publish(topic: topics.status, payload: MqttPayload.offline, qos: 1, retain: true)
             var waited: Int64 = 0
-            while completed.load(ordering: .relaxed) == before, waited < 1_000_000 {
+            while flags.completed.load(ordering: .relaxed) == before, waited < 1_000_000 {
                 usleep(10_000)
                 waited += 10_000
             }

@@ -27,12 +27,17 @@ package final class VenueWatcher: Sendable {
         var lastFailure: String?
     }
 
-    private let shared: Mutex<Shared>
+    private final class SharedBox: Sendable {
+        let mutex: Mutex<Shared>
+        init(_ value: consuming Shared) { mutex = Mutex(value) }
+    }
+
+    private let box: SharedBox
     private let client: MosquittoClient
 
     package init(settings: Settings) throws {
-        let shared = Mutex(Shared(table: VenueTable(prefix: settings.prefix)))
-        self.shared = shared
+        let box = SharedBox(Shared(table: VenueTable(prefix: settings.prefix)))
+        self.box = box
         var options = MosquittoClient.Options(url: settings.url, clientID: settings.clientID)
         options.username = settings.username
         if let file = settings.passwordFile { options.password = try MqttPublisher.readPassword(file) }
@@ -41,15 +46,15 @@ package final class VenueWatcher: Sendable {
         let filters = MqttTopics.venueFilters(prefix: settings.prefix)
         handlers.connected = { client in
             for filter in filters { client.subscribe(filter, qos: 1) }
-            shared.withLock {
+            box.mutex.withLock {
                 $0.subscribed = true
                 $0.lastActivity = MonotonicClock.micros()
                 $0.lastFailure = nil
             }
         }
-        handlers.failed = { reason, _ in shared.withLock { $0.lastFailure = reason } }
+        handlers.failed = { reason, _ in box.mutex.withLock { $0.lastFailure = reason } }
         handlers.message = { topic, payload, _ in
-            shared.withLock {
+            box.mutex.withLock {
                 $0.table.receive(topic: topic, payload: payload)
                 $0.messages += 1
                 $0.lastActivity = MonotonicClock.micros()
@@ -61,19 +66,19 @@ package final class VenueWatcher: Sendable {
     package func start() throws { try client.start() }
     package func stop() { client.stop() }
 
-    package var rows: [VenueTable.Row] { shared.withLock { $0.table.rows(now: MonotonicClock.wallMicros()) } }
-    package var lastFailure: String? { shared.withLock { $0.lastFailure } }
+    package var rows: [VenueTable.Row] { box.mutex.withLock { $0.table.rows(now: MonotonicClock.wallMicros()) } }
+    package var lastFailure: String? { box.mutex.withLock { $0.lastFailure } }
 
     /// For `--once` and `--json`: waits until subscribed and `quiet` µs passed without a message (the
     /// retained ones arrive at once), at most `timeout` µs. Nil when it never connected: the reason.
     package func waitForSnapshot(quiet: Int64 = 500_000, timeout: Int64) -> String? {
         let deadline = MonotonicClock.micros() + timeout
         while MonotonicClock.micros() < deadline {
-            let (subscribed, last) = shared.withLock { ($0.subscribed, $0.lastActivity) }
+            let (subscribed, last) = box.mutex.withLock { ($0.subscribed, $0.lastActivity) }
             if subscribed, MonotonicClock.micros() - last >= quiet { return nil }
             usleep(20_000)
         }
-        let (subscribed, failure) = shared.withLock { ($0.subscribed, $0.lastFailure) }
+        let (subscribed, failure) = box.mutex.withLock { ($0.subscribed, $0.lastFailure) }
         if subscribed { return nil }
         return failure ?? "no answer from the broker"
     }

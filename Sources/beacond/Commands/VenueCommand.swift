@@ -90,9 +90,9 @@ struct VenueCommand: ParsableCommand {
         } else {
             let clear = isatty(1) == 1 ? "\u{1B}[H\u{1B}[2J" : ""
             while true {
-                print(clear + VenueReport.table(watcher.rows, color: !clear.isEmpty), terminator: "")
-                if let failure = watcher.lastFailure { print("broker: \(failure)") }
-                fflush(stdout)
+                var text = clear + VenueReport.table(watcher.rows, color: !clear.isEmpty)
+                if let failure = watcher.lastFailure { text += "broker: \(failure)\n" }
+                FileHandle.standardOutput.write(Data(text.utf8))
                 sleep(1)
             }
         }
