@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func nodeNamesFromHostNames() {
-        #expect(MqttTopicText.nodeName(from: "kiosk 1+#/x") == "kiosk-1----x")
+        #expect(MqttTopicText.nodeName(from: "kiosk 1+#/x") == "kiosk-1---x")
         #expect(MqttTopicText.nodeName(from: "") == "beacond")
         #expect(MqttTopicText.nodeName(from: String(repeating: "a", count: 100)).count == 64)
         #expect(MqttTopicText.nodeProblem("kiosk-1") == nil)
@@ -182,8 +182,10 @@ import Testing
         #expect(coalescer.offer(b, at: 100) == .sendNow)
         #expect(coalescer.offer(a, at: 200_000) == .scheduled(delay: 800_000))
         #expect(coalescer.offer(a, at: 300_000) == .alreadyPending)
-        #expect(coalescer.takePending(a, at: 1_000_000))
-        #expect(!coalescer.takePending(a, at: 1_000_001))
+        let first = coalescer.takePending(a, at: 1_000_000)
+        let second = coalescer.takePending(a, at: 1_000_001)
+        #expect(first)
+        #expect(!second)
         #expect(coalescer.offer(a, at: 1_500_000) == .scheduled(delay: 500_000))
         #expect(coalescer.offer(b, at: 1_000_100) == .sendNow)
     }

@@ -80,7 +80,7 @@ import Testing
         let text = VenueReport.table(rows, color: false)
         #expect(text.contains(" kiosk-1"))
         #expect(text.contains("red_flag"))
-        #expect(text.contains("!kiosk-2"))
+        #expect(text.contains("! kiosk-2"))
         #expect(text.hasSuffix("2 nodes, 1 alarm\n"))
         let json = try #require(JSONSerialization.jsonObject(with: Data(VenueReport.json(rows))) as? [String: Any])
         #expect(json["alarms"] as? Int == 1)

@@ -83,7 +83,7 @@ struct MqttVenueTests {
         #expect(afterKill["east"]?["alarm"] as? Bool == false)
         let table = try BeacondProcess.run(["venue", "--mqtt-url", broker.url, "--once"])
         #expect(table.status == 0)
-        #expect(table.lines.contains { $0.hasPrefix("!west") && $0.contains("NO") })
+        #expect(table.lines.contains { $0.hasPrefix("! west") && $0.contains("NO") })
         #expect(table.stdout.contains("2 nodes, 1 alarm"))
 
         // A graceful stop says offline itself.
