@@ -45,6 +45,9 @@ package final class MosquittoBroker: @unchecked Sendable {
             connection_messages true
 
             """
+        // Started as root, mosquitto drops to the `mosquitto` user, which cannot read the test's private
+        // directory (its certificates, its password file): it stays the test's user.
+        if getuid() == 0 { config += "user root\n" }
         if let tls { config += "certfile \(tls.cert)\nkeyfile \(tls.key)\n" }
         if users.isEmpty {
             config += "allow_anonymous true\n"
@@ -108,18 +111,24 @@ package final class MosquittoBroker: @unchecked Sendable {
         }
     }
 
-    /// The retained messages on `filter`, as `topic payload` lines, read with `mosquitto_sub`.
-    package func retained(_ filter: String, extra: [String] = []) throws -> [String: String] {
+    /// The retained messages on `filter` (`topic` → payload), read with `mosquitto_sub`: it exits after
+    /// `count` messages; with fewer it is killed after 3 s (SIGKILL: the test runner's children inherit
+    /// blocked signals, so its own `-W` timer never fires) and what it printed is returned.
+    package func retained(_ filter: String, count: Int = 1, extra: [String] = []) throws -> [String: String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.subscriber)
         process.arguments =
-            ["-h", "127.0.0.1", "-p", String(port), "-t", filter, "-v", "--retained-only", "-W", "3"] + extra
+            ["-h", "127.0.0.1", "-p", String(port), "-t", filter, "-v", "--retained-only", "-C", String(count)]
+            + extra
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        if !blockingWaitUntil(within: 3, intervalMicros: 20_000, { !process.isRunning }) {
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
         var messages: [String: String] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             guard let space = line.firstIndex(of: " ") else { continue }

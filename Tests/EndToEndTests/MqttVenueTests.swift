@@ -38,7 +38,7 @@ struct MqttVenueTests {
         var states: [String: String] = [:]
         #expect(
             blockingWaitUntil(within: 10, intervalMicros: 200_000) {
-                states = (try? broker.retained("georacing/+/state")) ?? [:]
+                states = (try? broker.retained("georacing/+/state", count: 2)) ?? [:]
                 return states.count == 2
             })
         for node in ["east", "west"] {
@@ -49,13 +49,13 @@ struct MqttVenueTests {
             #expect(state["seq"] is Int)
             #expect(state.keys.contains("race_control"))
         }
-        let statuses = try broker.retained("georacing/+/status")
+        let statuses = try broker.retained("georacing/+/status", count: 2)
         #expect(statuses == ["georacing/east/status": "online", "georacing/west/status": "online"])
 
         // Sightings: one topic per beacon key, not retained, the protocol's beacon message.
         let sightings = try BeacondProcess.run(
             URL(fileURLWithPath: MosquittoBroker.subscriber),
-            ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "georacing/east/beacons/+", "-v", "-C", "1", "-W", "15"])
+            ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "georacing/east/beacons/+", "-v", "-C", "1"])
         let line = try #require(sightings.lines.first, "no sighting within 15 s")
         let (topic, payload) = (line.prefix { $0 != " " }, line.drop { $0 != " " }.dropFirst())
         #expect(topic.wholeMatch(of: /georacing\/east\/beacons\/(zone-[0-9]+|source-[0-9]+)-[0-9A-F]{12}/) != nil)
