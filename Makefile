@@ -5,9 +5,10 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and test: BlueZ and libdbus headers for the CBlueZ shim; Python and OpenSSL for the test servers;
 # dbus-daemon, Debian's python3-dbus and python3-venv for the D-Bus backend's tests (python-dbusmock);
 # bluez for btmon, which reads the hci backend's recordings in the tests; tmux and chromium for the kiosk tests;
-# systemd (systemd-analyze, systemd-socket-activate) and man-db (man, groff) for the install tests.
+# systemd (systemd-analyze, systemd-socket-activate) and man-db (man, groff) for the install tests;
+# libmosquitto-dev for the MQTT publisher (CMosquitto), mosquitto and mosquitto-clients for its tests' broker.
 APT_BUILD  := libbluetooth-dev libdbus-1-dev pkg-config python3 openssl dbus-daemon python3-dbus python3-venv python3-gi bluez tmux chromium \
-	systemd man-db
+	systemd man-db libmosquitto-dev mosquitto mosquitto-clients
 # python-dbusmock from PyPI in a venv over Debian's python3 (which sees python3-dbus); Debian's own
 # python3-dbusmock 0.28 has a signal bug. Tests find it at $(VENV)/bin/python3. prometheus-client:
 # its text-format parser reads `beacond run --metrics` in the metrics tests.

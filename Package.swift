@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libbluetooth-dev", "libdbus-1-dev"])]
         ),
+        // libmosquitto, for the venue-wide MQTT publisher and `beacond venue` (docs/mqtt.md).
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         // Pure decoding core: bytes in, values out.
         .target(name: "BLEPayload"),
         // Pure fusion engine: overrides, TTLs, remote freshness, policies.
@@ -42,6 +48,7 @@ let package = Package(
                 "BLEPayload",
                 "CircuitState",
                 "CBlueZ",
+                "CMosquitto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

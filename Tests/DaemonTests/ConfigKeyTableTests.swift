@@ -59,6 +59,15 @@ import Testing
                 0x0C: '  Pit "lane" \\ é  '
             metrics:
               listen: "127.0.0.2:9100"
+            mqtt:
+              url: mqtts://broker.example:8884
+              node: kiosk-9
+              client_id: kiosk-9-id
+              username: beacond
+              password_file: \(token)
+              ca_file: \(ca)
+              topic_prefix: venue/gr
+              qos_state: 2
 
             """
     }

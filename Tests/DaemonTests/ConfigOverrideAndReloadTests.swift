@@ -56,7 +56,8 @@ import Testing
             remoteURL: "file:///tmp/state.json", pollInterval: "1", timeout: "0.5", staleAfter: "7",
             policy: "beacon-first", minRSSI: "-100", zones: "9", socket: "/tmp/x.sock", stateDir: "/tmp/s",
             record: "/tmp/r", logLevel: "trace", active: true, scanIntervalMs: "200", scanWindowMs: "50",
-            recordMaxMB: "7", recordKeep: "2", deescalationHold: "2.5", metrics: "127.0.0.1:9464")
+            recordMaxMB: "7", recordKeep: "2", deescalationHold: "2.5", metrics: "127.0.0.1:9464",
+            mqttURL: "mqtt://127.0.0.1", mqttNode: "kiosk-1")
         #expect(Set(overrides.values.map(\.key)) == Set(ConfigKey.allCases.filter { $0.flag != nil }))
         for (key, _) in overrides.values {
             #expect(ConfigKey.forFlag(key.flag!) == key)
@@ -105,6 +106,8 @@ import Testing
             "--deescalation-hold",
             // Issue 13's.
             "--metrics",
+            // Issue 16's.
+            "--mqtt-url", "--mqtt-node",
         ]
         #expect(Set(flags) == Set(ConfigKey.allCases.compactMap(\.flag)))
         #expect(ConfigKey.forFlag("--socket") == .socketPath)

@@ -10,7 +10,7 @@ extension DaemonOverrides {
         zones: String? = nil, socket: String? = nil, stateDir: String? = nil, record: String? = nil,
         logLevel: String? = nil, active: Bool? = nil, scanIntervalMs: String? = nil, scanWindowMs: String? = nil,
         recordMaxMB: String? = nil, recordKeep: String? = nil, deescalationHold: String? = nil,
-        metrics: String? = nil
+        metrics: String? = nil, mqttURL: String? = nil, mqttNode: String? = nil
     ) {
         let given: [(ConfigKey, String?)] = [
             (.scannerBackend, backend), (.scannerAdapter, adapter), (.scannerCompanyID, companyID),
@@ -21,7 +21,7 @@ extension DaemonOverrides {
             (.stateDir, stateDir), (.recordPath, record), (.logLevel, logLevel),
             (.scannerActive, active.map { String($0) }), (.scannerScanInterval, scanIntervalMs),
             (.scannerScanWindow, scanWindowMs), (.recordMaxMB, recordMaxMB), (.recordKeep, recordKeep),
-            (.metricsListen, metrics),
+            (.metricsListen, metrics), (.mqttURL, mqttURL), (.mqttNode, mqttNode),
         ]
         self.init(given.map { key, text in text.map { ConfigFlag(key, $0) } })
     }

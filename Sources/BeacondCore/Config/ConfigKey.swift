@@ -36,6 +36,14 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case recordKeep = "record.keep"
     case zonesNames = "zones.names"
     case metricsListen = "metrics.listen"
+    case mqttURL = "mqtt.url"
+    case mqttNode = "mqtt.node"
+    case mqttClientID = "mqtt.client_id"
+    case mqttUsername = "mqtt.username"
+    case mqttPasswordFile = "mqtt.password_file"
+    case mqttCAFile = "mqtt.ca_file"
+    case mqttTopicPrefix = "mqtt.topic_prefix"
+    case mqttQoSState = "mqtt.qos_state"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)

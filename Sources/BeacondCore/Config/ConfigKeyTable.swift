@@ -219,6 +219,31 @@ extension ConfigKey {
                 \.metrics.listen, flag: "--metrics", reload: .restart,
                 parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.listenAddress(value) },
                 format: { $0.map(\.description) ?? "~" })
+        case .mqttURL:
+            return Row(
+                \.mqtt.url, flag: "--mqtt-url", reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.mqttURL(value) },
+                format: { $0 ?? "~" })
+        case .mqttNode:
+            return Row(
+                \.mqtt.node, flag: "--mqtt-node", reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.mqttNode(value) },
+                format: { $0 ?? "~" })
+        case .mqttClientID:
+            return Row(
+                \.mqtt.clientID, reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.mqttText(value) },
+                format: { $0 ?? "~" })
+        case .mqttUsername:
+            return Row(
+                \.mqtt.username, reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.mqttText(value) },
+                format: { $0 ?? "~" })
+        case .mqttPasswordFile: return Row(\.mqtt.passwordFile, reload: .restart, path: P.readableFile)
+        case .mqttCAFile: return Row(\.mqtt.caFile, reload: .restart, path: P.readableFile)
+        case .mqttTopicPrefix:
+            return Row(\.mqtt.topicPrefix, reload: .restart, parse: P.mqttTopicPrefix, format: { $0 })
+        case .mqttQoSState: return Row(\.mqtt.qosState, reload: .restart, integer: 0...2)
         }
     }
 

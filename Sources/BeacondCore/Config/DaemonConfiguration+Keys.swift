@@ -26,7 +26,7 @@ extension DaemonConfiguration {
                     reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
                         + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
         }
-        return problems
+        return problems + mqttCrossCheck()
     }
 
     /// Throws every cross-key problem.

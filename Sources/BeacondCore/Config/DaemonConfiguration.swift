@@ -166,6 +166,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var record = Record()
     package var zones = Zones()
     package var metrics = Metrics()
+    /// The venue-wide MQTT publisher (docs/mqtt.md); off without `mqtt.url`.
+    package var mqtt = Mqtt()
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 

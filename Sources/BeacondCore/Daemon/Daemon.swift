@@ -32,6 +32,8 @@ package final class Daemon {
     private let poller: RemoteStatePoller?
     /// With `metrics.listen`: the Prometheus endpoint (docs/metrics.md).
     private let metricsServer: MetricsServer?
+    /// With `mqtt.url`: the venue-wide MQTT publisher (docs/mqtt.md).
+    private let mqtt: MqttPublisher?
 
     package init(
         configuration: DaemonConfiguration, configurationPath: String?, overrides: DaemonOverrides,
@@ -94,6 +96,19 @@ package final class Daemon {
             metricsServer = MetricsServer(address: address, metrics: DaemonMetrics(), publisher: publisher)
         } else {
             metricsServer = nil
+        }
+
+        if configuration.mqtt.url != nil {
+            do {
+                let mqtt = try MqttPublisher(settings: configuration.mqtt, logger: logger)
+                // After the socket publisher: the kiosk's line goes out before any MQTT work.
+                mqtt.attach(to: hub)
+                self.mqtt = mqtt
+            } catch {
+                throw DaemonStartError(description: "\(error)")
+            }
+        } else {
+            mqtt = nil
         }
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
@@ -175,8 +190,10 @@ package final class Daemon {
         let scanSink = scanSink
         let scanner = backend as? ScannerStatusReporting
         let logger = logger
+        let mqttOutbox = mqtt?.outbox
         try await hub.eventLoop.submit {
             publisher.addStatusProvider { status in
+                if let mqttOutbox { status.mqtt = mqttOutbox.status }
                 if let scanSink { status.scan = scanSink.scanStatus }
                 scanner?.report(into: &status)
                 if let poller { status.remotePoller = poller.pollerStatus }
@@ -212,6 +229,15 @@ package final class Daemon {
             LogSummaryService(limiter: .shared, logger: logger),
         ]
         if let metricsServer { services.append(MetricsServerService(server: metricsServer)) }
+        if let mqtt {
+            do {
+                try mqtt.start()
+            } catch {
+                logger.error("mqtt: cannot start: \(error); running without it")
+            }
+            // First in the group, so it stops last: after the hub published the final state.
+            services.insert(MqttPublisherService(publisher: mqtt), at: 0)
+        }
         if let interval = SystemdNotifier.watchdogInterval() {
             services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
         }

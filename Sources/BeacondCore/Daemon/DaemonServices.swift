@@ -34,3 +34,15 @@ struct TrackStateHubService: Service {
         }.get()
     }
 }
+
+/// The MQTT publisher as a service: started by the daemon; on graceful shutdown (after the sources
+/// and the hub, which published the last state) it publishes `offline` and disconnects cleanly.
+struct MqttPublisherService: Service {
+    let publisher: MqttPublisher
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let publisher = publisher
+        await Task.detached { publisher.stop() }.value
+    }
+}

@@ -41,6 +41,9 @@ package final class TrackStateHub: @unchecked Sendable {
     /// Set while some client wants beacon updates: called with the key of every beacon heard, and
     /// the engine time it was heard at.
     private var beaconObserver: ((OverrideKey, Int64) -> Void)?
+    /// Sinks beside the socket (the MQTT publisher): every beacon signal ingested, every remote fetch.
+    private var sightingObservers: [(OverrideKey, Int64) -> Void] = []
+    private var remoteObservers: [(RemoteSnapshot) -> Void] = []
     private var spoofWarnings = SpoofWarningLimiter()
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
@@ -94,6 +97,18 @@ package final class TrackStateHub: @unchecked Sendable {
         publicationObservers.append(observer)
     }
 
+    /// `observer` hears the key and engine time of every beacon signal ingested; before `start()` only.
+    package func addSightingObserver(_ observer: @escaping (OverrideKey, Int64) -> Void) {
+        precondition(!started, "sighting observers are added before the hub starts")
+        sightingObservers.append(observer)
+    }
+
+    /// `observer` hears every remote state fetched, after the engine took it; before `start()` only.
+    package func addRemoteObserver(_ observer: @escaping (RemoteSnapshot) -> Void) {
+        precondition(!started, "remote observers are added before the hub starts")
+        remoteObservers.append(observer)
+    }
+
     /// `observer` hears the key of every beacon signal ingested from now on; nil stops it. The
     /// publisher sets one only while a client subscribed to beacon updates.
     func setBeaconObserver(_ observer: ((OverrideKey, Int64) -> Void)?) {
@@ -144,6 +159,7 @@ package final class TrackStateHub: @unchecked Sendable {
         }
         if !groupsInputs { driver.settle(emit: publish) }
         if let beaconObserver { beaconObserver(OverrideKey(signal: signal, address: address), now) }
+        for observer in sightingObservers { observer(OverrideKey(signal: signal, address: address), now) }
         rescheduleTimer()
     }
 
@@ -159,6 +175,7 @@ package final class TrackStateHub: @unchecked Sendable {
         driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
         if !groupsInputs { driver.settle(emit: publish) }
         rescheduleTimer()
+        for observer in remoteObservers { observer(snapshot) }
     }
 
     func remoteFailed(reason: String, at time: Int64? = nil) {

@@ -80,6 +80,15 @@ package enum MetricCatalogue {
     package static let linesDropped = MetricFamily(
         name: "beacond_lines_dropped_total", kind: .counter,
         help: "Lines not sent to a slow client (superseded state lines are coalesced instead).")
+    package static let mqttConnected = MetricFamily(
+        name: "beacond_mqtt_connected", kind: .gauge,
+        help: "1 while connected to the MQTT broker (mqtt.url), else 0; 0 without MQTT.")
+    package static let mqttReconnects = MetricFamily(
+        name: "beacond_mqtt_reconnects_total", kind: .counter,
+        help: "Connections to the MQTT broker after the first.")
+    package static let mqttSightingsDropped = MetricFamily(
+        name: "beacond_mqtt_sightings_dropped_total", kind: .counter,
+        help: "Beacon sightings not published because the MQTT broker was away or behind.")
     package static let publishLatency = MetricFamily(
         name: "beacond_publish_latency_seconds", kind: .histogram,
         help: "From the input a state change came from to its line handed to every client.")
@@ -88,7 +97,8 @@ package enum MetricCatalogue {
         buildInfo, uptime, trackMode, stateChanges, signalsReceived, signalsAccepted, signalsRepeated,
         signalsRejected, signalsContested, overridesActive, overridesExpired, overridesEvicted, remoteFetches,
         remoteFailures, remoteAge, remoteFresh, scannerUp, scannerRestarts, reports, signalsDropped,
-        clientsConnected, clientsRefused, clientsDisconnected, linesDropped, publishLatency,
+        clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
+        mqttSightingsDropped, publishLatency,
     ]
 
     /// `beacond_track_mode`'s `mode` label: every mode, then `unknown` (no decision yet).

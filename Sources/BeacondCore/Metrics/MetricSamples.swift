@@ -92,7 +92,12 @@ extension MetricSample {
             MetricSample(C.clientsDisconnected, [Label("reason", "abuse")], server.disconnectedAbuse),
             MetricSample(C.clientsDisconnected, [Label("reason", "evicted")], server.evictedClients),
         ]
-        return samples + clients
+        let mqtt: [MetricSample] = [
+            MetricSample(C.mqttConnected, status.mqtt?.connected == true ? 1 : 0),
+            MetricSample(C.mqttReconnects, status.mqtt?.reconnects ?? 0),
+            MetricSample(C.mqttSightingsDropped, status.mqtt?.droppedSightings ?? 0),
+        ]
+        return samples + clients + mqtt
     }
 
     /// What the backend received: the live sink's advertising reports, else the backend's own

@@ -18,6 +18,8 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
     package var bluez: BlueZStatus?
     package var remotePoller: RemotePollerStatus?
     package var server: ServerStatus?
+    /// The MQTT publisher's health (`mqtt.url` set); nil otherwise.
+    package var mqtt: MqttStatus?
     /// Devices heard that are not GeoRacing beacons, strongest first: only in the answer to
     /// `{"cmd":"status","devices":true}` (nil otherwise, and from older daemons).
     package var devices: [DeviceReport]?
@@ -33,7 +35,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         case beaconsOmitted = "beacons_omitted"
         case remote, scanner, counters, scan, hci, bluez
         case remotePoller = "remote_poller"
-        case server, devices
+        case server, devices, mqtt
         case devicesCounters = "devices_counters"
     }
 
@@ -83,6 +85,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         if let bluez { writer.key("bluez"); bluez.render(into: &writer) }
         if let remotePoller { writer.key("remote_poller"); remotePoller.render(into: &writer) }
         if let server { writer.key("server"); server.render(into: &writer) }
+        if let mqtt { writer.key("mqtt"); mqtt.render(into: &writer) }
         if let devices {
             writer.key("devices")
             writer.beginArray()

@@ -73,12 +73,18 @@ struct RunCommand: AsyncParsableCommand {
         valueName: "addr:port")
     var metrics: ConfigFlag?
 
+    @Option(key: .mqttURL, help: "Publish to an MQTT broker: mqtt://host:1883 or mqtts://host:8883", valueName: "url")
+    var mqttURL: ConfigFlag?
+
+    @Option(key: .mqttNode, help: "This node's MQTT topic level (default: the host name)", valueName: "name")
+    var mqttNode: ConfigFlag?
+
     /// The flags given, as overrides of their config keys.
     var overrides: DaemonOverrides {
         DaemonOverrides(
             scanner.flags + [
                 replay, speed, .switched(.scannerLoop, loop), remoteURL, pollInterval, timeout, staleAfter, policy,
-                minRSSI, zones, deescalationHold, socket, stateDir, logLevel, metrics,
+                minRSSI, zones, deescalationHold, socket, stateDir, logLevel, metrics, mqttURL, mqttNode,
             ])
     }
 

@@ -1,0 +1,213 @@
+import Glibc
+
+/// What the MQTT publisher reports in `beacond status` (`mqtt`) and `/metrics`.
+package struct MqttStatus: Hashable, Sendable, Decodable {
+    package var url = ""
+    package var node = ""
+    package var connected = false
+    /// Successful connections after the first.
+    package var reconnects = 0
+    package var publishedStates = 0
+    /// States replaced by a newer one before they were sent (the broker away or slow).
+    package var coalescedStates = 0
+    package var publishedSightings = 0
+    /// Sightings dropped while the broker was away or the queue full.
+    package var droppedSightings = 0
+    /// Why the last connection failed or ended; nil before any failure.
+    package var lastError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case url, node, connected, reconnects
+        case publishedStates = "published_states"
+        case coalescedStates = "coalesced_states"
+        case publishedSightings = "published_sightings"
+        case droppedSightings = "dropped_sightings"
+        case lastError = "last_error"
+    }
+
+    package init() {}
+
+    func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("url"); writer.string(url)
+        writer.key("node"); writer.string(node)
+        writer.key("connected"); writer.bool(connected)
+        writer.key("reconnects"); writer.int(reconnects)
+        writer.key("published_states"); writer.int(publishedStates)
+        writer.key("coalesced_states"); writer.int(coalescedStates)
+        writer.key("published_sightings"); writer.int(publishedSightings)
+        writer.key("dropped_sightings"); writer.int(droppedSightings)
+        writer.key("last_error"); writer.string(orNull: lastError)
+        writer.endObject()
+    }
+}
+
+/// The hand-over between the hub's event loop and the MQTT sender, without the lock: a latest-value
+/// slot for the state, a bounded queue for sightings, and the connection's view. Pure, so the
+/// coalescing and dropping rules are unit-tested; `MqttOutbox` puts it behind a lock.
+package struct MqttOutboxState: Sendable {
+    package struct Sighting: Hashable, Sendable {
+        package var topic: String
+        package var payload: [UInt8]
+    }
+
+    /// What the sender publishes next.
+    package struct Work: Sendable {
+        package var state: [UInt8]?
+        package var sightings: [Sighting] = []
+        package var isEmpty: Bool { state == nil && sightings.isEmpty }
+    }
+
+    package let maxSightings: Int
+    /// Publishes handed to libmosquitto and not yet written or acknowledged; past this the sender
+    /// waits, states coalesce and sightings queue (then drop), so libmosquitto's own queue stays bounded.
+    package let maxInflight: Int
+    /// The latest state payload, kept after it is sent: it is sent again on every (re)connect, since
+    /// a broker that restarted may have lost its retained copy.
+    private(set) var latestState: [UInt8]?
+    private(set) var stateUnsent = false
+    private(set) var sightings: [Sighting] = []
+    private(set) var inflight = 0
+    package private(set) var status = MqttStatus()
+    private var everConnected = false
+
+    package init(maxSightings: Int = 256, maxInflight: Int = 256) {
+        self.maxSightings = max(1, maxSightings)
+        self.maxInflight = max(1, maxInflight)
+    }
+
+    package mutating func setIdentity(url: String, node: String) {
+        status.url = url
+        status.node = node
+    }
+
+    /// A sighting dropped before it reached the queue (the broker away, the coalescer full).
+    package mutating func dropSighting() { status.droppedSightings += 1 }
+
+    /// libmosquitto refused a taken state (the connection just went): it is sent again, unless a
+    /// newer one arrived meanwhile.
+    package mutating func requeue(state payload: [UInt8]?) {
+        guard payload != nil, !stateUnsent else { return }
+        stateUnsent = true
+    }
+
+    package mutating func offer(state payload: [UInt8]) {
+        if stateUnsent { status.coalescedStates += 1 }
+        latestState = payload
+        stateUnsent = true
+    }
+
+    /// Queued while connected and there is room; else dropped and counted.
+    package mutating func offer(sighting: Sighting) {
+        guard status.connected, sightings.count < maxSightings else {
+            status.droppedSightings += 1
+            return
+        }
+        sightings.append(sighting)
+    }
+
+    /// What to publish now: nothing while disconnected or with `maxInflight` publishes outstanding.
+    package mutating func take() -> Work {
+        guard status.connected, inflight < maxInflight else { return Work() }
+        var work = Work()
+        if stateUnsent, let latestState {
+            work.state = latestState
+            stateUnsent = false
+        }
+        let room = maxInflight - inflight - (work.state == nil ? 0 : 1)
+        let count = min(max(0, room), sightings.count)
+        work.sightings = Array(sightings.prefix(count))
+        sightings.removeFirst(count)
+        return work
+    }
+
+    /// The sender handed `states` and `sightings` publishes to libmosquitto (accepted ones only).
+    package mutating func handedOver(states: Int, sightings count: Int) {
+        status.publishedStates += states
+        status.publishedSightings += count
+        inflight += states + count
+    }
+
+    /// libmosquitto wrote (QoS 0) or got the acknowledgement of (QoS 1, 2) one publish.
+    package mutating func completed() { inflight = max(0, inflight - 1) }
+
+    /// The broker accepted the connection: the latest state goes out again.
+    package mutating func connected() {
+        if everConnected { status.reconnects += 1 }
+        everConnected = true
+        status.connected = true
+        status.lastError = nil
+        inflight = 0
+        if latestState != nil { stateUnsent = true }
+    }
+
+    /// The connection failed or ended: queued sightings are dropped and counted.
+    package mutating func disconnected(reason: String?) {
+        status.connected = false
+        if let reason { status.lastError = reason }
+        status.droppedSightings += sightings.count
+        sightings.removeAll()
+        inflight = 0
+    }
+}
+
+/// `MqttOutboxState` behind a lock, with a condition the sender thread waits on. The hub's loop only
+/// ever takes the lock for a copy of a payload: it never waits on the network.
+package final class MqttOutbox: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var state: MqttOutboxState
+    private var stopping = false
+
+    package init(_ state: MqttOutboxState = MqttOutboxState()) {
+        self.state = state
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` under the lock and wakes the sender.
+    package func update<Result>(_ body: (inout MqttOutboxState) -> Result) -> Result {
+        pthread_mutex_lock(mutex)
+        let result = body(&state)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+        return result
+    }
+
+    package var status: MqttStatus { update { $0.status } }
+
+    /// The sender's wait: the next work, or nil once stopping. Wakes at least every `timeout` µs.
+    package func nextWork(timeout: Int64 = 1_000_000) -> MqttOutboxState.Work? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !stopping {
+            let work = state.take()
+            if !work.isEmpty { return work }
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            let nanos = Int64(deadline.tv_nsec) + (timeout % 1_000_000) * 1000
+            deadline.tv_sec += Int(timeout / 1_000_000) + Int(nanos / 1_000_000_000)
+            deadline.tv_nsec = Int(nanos % 1_000_000_000)
+            pthread_cond_timedwait(condition, mutex, &deadline)
+        }
+        return nil
+    }
+
+    package func stop() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+}

@@ -1,0 +1,124 @@
+import BLEPayload
+import CircuitState
+
+/// The topics one node publishes (docs/mqtt.md): `<prefix>/<node>/state`, `<prefix>/<node>/status` and
+/// `<prefix>/<node>/beacons/<key>`. The prefix and node were checked (`MqttTopicText`), so no topic holds
+/// a wildcard, a space or a NUL.
+package struct MqttTopics: Hashable, Sendable {
+    package let prefix: String
+    package let node: String
+
+    package init(prefix: String, node: String) {
+        self.prefix = prefix
+        self.node = node
+    }
+
+    package var state: String { "\(prefix)/\(node)/state" }
+    package var status: String { "\(prefix)/\(node)/status" }
+
+    package func beacon(_ key: OverrideKey) -> String { "\(prefix)/\(node)/beacons/\(Self.sightingKey(key))" }
+
+    /// `zone-<n>-<ADDR>` or `source-<id>-<ADDR>`: the address as 12 upper-case hex digits, no colons.
+    package static func sightingKey(_ key: OverrideKey) -> String {
+        switch key {
+        case .circuit(let zone, let address): "zone-\(zone)-\(hex(address))"
+        case .staff(let sourceID, let address): "source-\(sourceID)-\(hex(address))"
+        }
+    }
+
+    static func hex(_ address: BluetoothAddress) -> String {
+        String(address.description.unicodeScalars.filter { $0 != ":" })
+    }
+
+    /// `beacond venue`'s subscriptions: every node's state and status under `prefix`.
+    package static func venueFilters(prefix: String) -> [String] { ["\(prefix)/+/state", "\(prefix)/+/status"] }
+
+    /// The node and the kind (`state`, `status`) of a topic under `prefix`; nil for any other topic.
+    package static func parse(_ topic: String, prefix: String) -> (node: String, kind: String)? {
+        guard topic.hasPrefix(prefix + "/") else { return nil }
+        let rest = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard rest.count == 2, !rest[0].isEmpty, rest[1] == "state" || rest[1] == "status" else { return nil }
+        return (String(rest[0]), String(rest[1]))
+    }
+}
+
+/// What the state message carries of race control for the venue-wide comparison: the mode its last
+/// fetch reported and that document's `last_updated`, as race control wrote it.
+package struct RaceControlPart: Hashable, Sendable, Decodable {
+    package var mode: String?
+    package var lastUpdated: String?
+
+    enum CodingKeys: String, CodingKey {
+        case mode
+        case lastUpdated = "last_updated"
+    }
+
+    package init(mode: String?, lastUpdated: String?) {
+        self.mode = mode
+        self.lastUpdated = lastUpdated
+    }
+
+    package init(_ snapshot: RemoteSnapshot) {
+        let raw = if let global = snapshot.globalMode, !global.isEmpty { global } else { snapshot.mode }
+        self.init(mode: snapshot.trackMode?.rawValue ?? raw, lastUpdated: snapshot.lastUpdated)
+    }
+
+    func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("mode"); writer.string(orNull: mode)
+        writer.key("last_updated"); writer.string(orNull: lastUpdated)
+        writer.endObject()
+    }
+}
+
+/// The payloads: the socket protocol's own messages (docs/protocol.md) with the node's name added,
+/// and (the state) race control's part.
+package enum MqttPayload {
+    /// `{"type":"state","node":…,<the state message's fields>,"race_control":{…}|null}`.
+    package static func state(_ message: StateMessage, node: String, raceControl: RaceControlPart?) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("type"); writer.string("state")
+        writer.key("node"); writer.string(node)
+        message.renderFields(into: &writer)
+        writer.key("race_control")
+        if let raceControl { raceControl.render(into: &writer) } else { writer.null() }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"type":"beacon","node":…,"ts":…,"beacon":{…}}`.
+    package static func sighting(_ message: BeaconMessage, node: String) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("type"); writer.string("beacon")
+        writer.key("node"); writer.string(node)
+        writer.key("ts"); writer.time(message.time)
+        writer.key("beacon"); message.beacon.render(into: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    package static let online = Array("online".utf8)
+    package static let offline = Array("offline".utf8)
+}
+
+/// A state message as `beacond venue` reads it from `<prefix>/<node>/state`.
+package struct MqttStateMessage: Hashable, Sendable, Decodable {
+    package var node: String?
+    package var seq: Int
+    package var time: WallTime
+    package var mode: String
+    package var source: String
+    package var zone: Int?
+    package var zoneName: String?
+    package var raceControl: RaceControlPart?
+
+    enum CodingKeys: String, CodingKey {
+        case node, seq
+        case time = "ts"
+        case mode, source, zone
+        case zoneName = "zone_name"
+        case raceControl = "race_control"
+    }
+}

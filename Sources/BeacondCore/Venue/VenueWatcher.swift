@@ -1,0 +1,85 @@
+import Glibc
+import Synchronization
+
+/// `beacond venue`'s connection: subscribes to every node's state and status under the prefix and
+/// keeps a `VenueTable` of what arrives (on libmosquitto's thread, behind a lock).
+package final class VenueWatcher: Sendable {
+    package struct Settings: Sendable {
+        package var url: MqttURL
+        package var prefix = DaemonConfiguration.Mqtt.defaultTopicPrefix
+        package var clientID: String
+        package var username: String?
+        package var passwordFile: String?
+        package var caFile: String?
+
+        package init(url: MqttURL, clientID: String) {
+            self.url = url
+            self.clientID = clientID
+        }
+    }
+
+    private struct Shared: ~Copyable {
+        var table: VenueTable
+        var subscribed = false
+        /// Monotonic microseconds of the last message, or of the subscription.
+        var lastActivity: Int64 = 0
+        var messages = 0
+        var lastFailure: String?
+    }
+
+    private final class SharedBox: Sendable {
+        let mutex: Mutex<Shared>
+        init(_ value: consuming Shared) { mutex = Mutex(value) }
+    }
+
+    private let box: SharedBox
+    private let client: MosquittoClient
+
+    package init(settings: Settings) throws {
+        let box = SharedBox(Shared(table: VenueTable(prefix: settings.prefix)))
+        self.box = box
+        var options = MosquittoClient.Options(url: settings.url, clientID: settings.clientID)
+        options.username = settings.username
+        if let file = settings.passwordFile { options.password = try MqttPublisher.readPassword(file) }
+        options.caFile = settings.caFile
+        var handlers = MosquittoClient.Handlers()
+        let filters = MqttTopics.venueFilters(prefix: settings.prefix)
+        handlers.connected = { client in
+            for filter in filters { client.subscribe(filter, qos: 1) }
+            box.mutex.withLock {
+                $0.subscribed = true
+                $0.lastActivity = MonotonicClock.micros()
+                $0.lastFailure = nil
+            }
+        }
+        handlers.failed = { reason, _ in box.mutex.withLock { $0.lastFailure = reason } }
+        handlers.message = { topic, payload, _ in
+            box.mutex.withLock {
+                $0.table.receive(topic: topic, payload: payload)
+                $0.messages += 1
+                $0.lastActivity = MonotonicClock.micros()
+            }
+        }
+        client = try MosquittoClient(options: options, handlers: handlers)
+    }
+
+    package func start() throws { try client.start() }
+    package func stop() { client.stop() }
+
+    package var rows: [VenueTable.Row] { box.mutex.withLock { $0.table.rows(now: MonotonicClock.wallMicros()) } }
+    package var lastFailure: String? { box.mutex.withLock { $0.lastFailure } }
+
+    /// For `--once` and `--json`: waits until subscribed and `quiet` µs passed without a message (the
+    /// retained ones arrive at once), at most `timeout` µs. Nil when it never connected: the reason.
+    package func waitForSnapshot(quiet: Int64 = 500_000, timeout: Int64) -> String? {
+        let deadline = MonotonicClock.micros() + timeout
+        while MonotonicClock.micros() < deadline {
+            let (subscribed, last) = box.mutex.withLock { ($0.subscribed, $0.lastActivity) }
+            if subscribed, MonotonicClock.micros() - last >= quiet { return nil }
+            usleep(20_000)
+        }
+        let (subscribed, failure) = box.mutex.withLock { ($0.subscribed, $0.lastFailure) }
+        if subscribed { return nil }
+        return failure ?? "no answer from the broker"
+    }
+}

@@ -1,0 +1,209 @@
+import BLEPayload
+import CircuitState
+import Foundation
+import Testing
+
+@testable import BeacondCore
+
+/// Issue 16: topics, sighting keys, payloads, the outbox's coalescing and dropping, the sighting
+/// coalescer.
+@Suite struct MqttPublisherUnitTests {
+    static let address = BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_01)
+
+    // MARK: Topics
+
+    @Test func topicsAndSightingKeys() {
+        let topics = MqttTopics(prefix: "georacing", node: "kiosk-7")
+        #expect(topics.state == "georacing/kiosk-7/state")
+        #expect(topics.status == "georacing/kiosk-7/status")
+        #expect(topics.beacon(.circuit(zone: 3, address: Self.address)) == "georacing/kiosk-7/beacons/zone-3-C0FFEE000001")
+        #expect(MqttTopics.sightingKey(.staff(sourceID: 4_000_000_000, address: Self.address)) == "source-4000000000-C0FFEE000001")
+        for key in [OverrideKey.circuit(zone: 65535, address: Self.address), .staff(sourceID: 0, address: Self.address)] {
+            let topic = topics.beacon(key)
+            #expect(!topic.contains(where: { " @+#:".contains($0) }), "\(topic)")
+        }
+    }
+
+    @Test func venueTopicParsing() {
+        #expect(MqttTopics.parse("georacing/a/state", prefix: "georacing")! == ("a", "state"))
+        #expect(MqttTopics.parse("site/x/georacing/b.c/status", prefix: "site/x/georacing")! == ("b.c", "status"))
+        #expect(MqttTopics.parse("georacing/a/beacons/zone-1-AA", prefix: "georacing") == nil)
+        #expect(MqttTopics.parse("georacing//state", prefix: "georacing") == nil)
+        #expect(MqttTopics.parse("other/a/state", prefix: "georacing") == nil)
+        #expect(MqttTopics.venueFilters(prefix: "p") == ["p/+/state", "p/+/status"])
+    }
+
+    @Test func nodeNamesFromHostNames() {
+        #expect(MqttTopicText.nodeName(from: "kiosk 1+#/x") == "kiosk-1---x")
+        #expect(MqttTopicText.nodeName(from: "") == "beacond")
+        #expect(MqttTopicText.nodeName(from: String(repeating: "a", count: 100)).count == 64)
+        #expect(MqttTopicText.nodeProblem("kiosk-1") == nil)
+        #expect(MqttTopicText.nodeProblem("a/b") != nil)
+        #expect(MqttTopicText.nodeProblem("a+") != nil)
+        #expect(MqttTopicText.prefixProblem("venue/georacing") == nil)
+        #expect(MqttTopicText.prefixProblem("venue//x") != nil)
+        #expect(MqttTopicText.prefixProblem("#") != nil)
+    }
+
+    // MARK: Payloads
+
+    @Test func statePayloadIsTheStateMessageWithNodeAndRaceControl() throws {
+        let message = StateMessage(
+            seq: 4, time: WallTime(micros: 1_778_932_800_250_000), mode: "red_flag", source: "remote", zone: 2,
+            zoneName: "Pit lane", beacon: nil, remote: nil, scanner: ScannerStatus(backend: "replay", state: .up))
+        let part = RaceControlPart(RemoteSnapshot(mode: "RED", lastUpdated: "2026-11-23T04:00:00Z"))
+        let payload = MqttPayload.state(message, node: "kiosk-7", raceControl: part)
+        let text = String(decoding: payload, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"type":"state","node":"kiosk-7","seq":4,"ts":1778932800.250000,"mode":"red_flag""#))
+        #expect(text.hasSuffix(#""race_control":{"mode":"red_flag","last_updated":"2026-11-23T04:00:00Z"}}"#))
+        let decoded = try JSONDecoder().decode(MqttStateMessage.self, from: Data(payload))
+        #expect(decoded.node == "kiosk-7")
+        #expect(decoded.seq == 4)
+        #expect(decoded.zoneName == "Pit lane")
+        #expect(decoded.raceControl == RaceControlPart(mode: "red_flag", lastUpdated: "2026-11-23T04:00:00Z"))
+        let none = MqttPayload.state(message, node: "n", raceControl: nil)
+        #expect(String(decoding: none, as: UTF8.self).hasSuffix(#""race_control":null}"#))
+        // The socket's own state line, without `node` and `race_control`, is the same JSON otherwise.
+        let socket = try #require(JSONSerialization.jsonObject(with: Data(message.line)) as? [String: Any])
+        let mqtt = try #require(JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+        #expect(Set(mqtt.keys).subtracting(socket.keys) == ["node", "race_control"])
+    }
+
+    @Test func raceControlKeepsAnUnknownModeAsSent() {
+        #expect(RaceControlPart(RemoteSnapshot(mode: "purple")).mode == "purple")
+        #expect(RaceControlPart(RemoteSnapshot(globalMode: "SC", mode: "GREEN")).mode == "safety_car")
+    }
+
+    // MARK: Outbox
+
+    func sighting(_ n: Int) -> MqttOutboxState.Sighting {
+        MqttOutboxState.Sighting(topic: "t/\(n)", payload: [UInt8(n)])
+    }
+
+    @Test func statesCoalesceWhileDisconnectedAndTheLatestGoesOnConnect() {
+        var outbox = MqttOutboxState()
+        outbox.offer(state: [1])
+        outbox.offer(state: [2])
+        outbox.offer(state: [3])
+        #expect(outbox.take().isEmpty)
+        #expect(outbox.status.coalescedStates == 2)
+        outbox.connected()
+        let work = outbox.take()
+        #expect(work.state == [3])
+        outbox.handedOver(states: 1, sightings: 0)
+        #expect(outbox.take().isEmpty)
+        #expect(outbox.status.publishedStates == 1)
+    }
+
+    @Test func theLatestStateIsSentAgainOnEveryReconnect() {
+        var outbox = MqttOutboxState()
+        outbox.connected()
+        outbox.offer(state: [7])
+        #expect(outbox.take().state == [7])
+        outbox.disconnected(reason: "connection lost")
+        #expect(outbox.status.lastError == "connection lost")
+        #expect(!outbox.status.connected)
+        outbox.connected()
+        #expect(outbox.status.reconnects == 1)
+        #expect(outbox.status.lastError == nil)
+        #expect(outbox.take().state == [7])
+    }
+
+    @Test func sightingsAreDroppedAndCountedWhileDisconnected() {
+        var outbox = MqttOutboxState(maxSightings: 2)
+        outbox.offer(sighting: sighting(1))
+        #expect(outbox.status.droppedSightings == 1)
+        outbox.connected()
+        for n in 2...5 { outbox.offer(sighting: sighting(n)) }
+        #expect(outbox.status.droppedSightings == 3)
+        outbox.disconnected(reason: nil)
+        #expect(outbox.status.droppedSightings == 5)
+        outbox.connected()
+        #expect(outbox.take().isEmpty)
+        outbox.dropSighting()
+        #expect(outbox.status.droppedSightings == 6)
+    }
+
+    @Test func inflightPublishesBoundWhatIsTaken() {
+        var outbox = MqttOutboxState(maxSightings: 10, maxInflight: 3)
+        outbox.connected()
+        for n in 1...5 { outbox.offer(sighting: sighting(n)) }
+        outbox.offer(state: [9])
+        let first = outbox.take()
+        #expect(first.state == [9])
+        #expect(first.sightings.map(\.topic) == ["t/1", "t/2"])
+        outbox.handedOver(states: 1, sightings: 2)
+        #expect(outbox.take().isEmpty)
+        outbox.offer(state: [10])
+        #expect(outbox.take().isEmpty)
+        outbox.completed()
+        let second = outbox.take()
+        #expect(second.state == [10])
+        #expect(second.sightings.isEmpty)
+        outbox.handedOver(states: 1, sightings: 0)
+        outbox.completed()
+        outbox.completed()
+        #expect(outbox.take().sightings.map(\.topic) == ["t/3", "t/4"])
+    }
+
+    @Test func aRefusedStateIsRequeuedUnlessANewerOneArrived() {
+        var outbox = MqttOutboxState()
+        outbox.connected()
+        outbox.offer(state: [1])
+        let work = outbox.take()
+        outbox.requeue(state: work.state)
+        #expect(outbox.take().state == [1])
+        outbox.offer(state: [2])
+        outbox.requeue(state: [1])
+        #expect(outbox.take().state == [2])
+    }
+
+    @Test func theLockedOutboxHandsWorkToAWaitingSender() throws {
+        let outbox = MqttOutbox()
+        outbox.update { $0.connected() }
+        let received = LockedBox<[UInt8]?>(nil)
+        let thread = try PosixThread.start(detached: false) {
+            received.value = outbox.nextWork(timeout: 5_000_000)?.state
+        }
+        outbox.update { $0.offer(state: [42]) }
+        thread.join()
+        #expect(received.value == [42])
+        outbox.stop()
+        #expect(outbox.nextWork(timeout: 1000) == nil)
+    }
+
+    // MARK: Sighting coalescer
+
+    @Test func sightingsCoalesceToOnePerSecondPerKey() {
+        var coalescer = SightingCoalescer()
+        let a = OverrideKey.circuit(zone: 1, address: Self.address)
+        let b = OverrideKey.staff(sourceID: 9, address: Self.address)
+        #expect(coalescer.offer(a, at: 0) == .sendNow)
+        #expect(coalescer.offer(b, at: 100) == .sendNow)
+        #expect(coalescer.offer(a, at: 200_000) == .scheduled(delay: 800_000))
+        #expect(coalescer.offer(a, at: 300_000) == .alreadyPending)
+        let first = coalescer.takePending(a, at: 1_000_000)
+        let second = coalescer.takePending(a, at: 1_000_001)
+        #expect(first)
+        #expect(!second)
+        #expect(coalescer.offer(a, at: 1_500_000) == .scheduled(delay: 500_000))
+        #expect(coalescer.offer(b, at: 1_000_100) == .sendNow)
+    }
+
+    @Test func theCoalescerIsBounded() {
+        var coalescer = SightingCoalescer(maxKeys: 2)
+        let keys = (1...3).map { OverrideKey.circuit(zone: UInt16($0), address: Self.address) }
+        #expect(coalescer.offer(keys[0], at: 0) == .sendNow)
+        #expect(coalescer.offer(keys[1], at: 0) == .sendNow)
+        #expect(coalescer.offer(keys[2], at: 10) == .tableFull)
+        // Once the first window has passed, old keys are forgotten and there is room again.
+        #expect(coalescer.offer(keys[2], at: 2_000_000) == .sendNow)
+        #expect(coalescer.rememberedKeys == 1)
+    }
+}
+
+/// A value shared with a thread in a test; the join orders the accesses.
+final class LockedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
