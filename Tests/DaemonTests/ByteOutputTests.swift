@@ -34,7 +34,10 @@ import Testing
     }
 
     @Test func aCursorWithNoRoomLeftWritesNothingAndSaysSo() {
-        #expect(Self.throughCursor { $0.appendDecimal(UInt64.max); $0.appendDecimal(UInt64.max) } == nil)
+        #expect(
+            Self.throughCursor {
+                $0.appendDecimal(UInt64.max); $0.appendDecimal(UInt64.max)
+            } == nil)
         #expect(Self.throughCursor { $0.appendDecimal(magnitude: 1_000_000_000_000_000_000) } == "1000000000000000000")
         #expect(Self.throughCursor { $0.appendDecimal(magnitude: 9_999_999_999_999_999_999) } == "9999999999999999999")
         let twentyDigits = Self.throughCursor { $0.appendDecimal(magnitude: 10_000_000_000_000_000_000) }
@@ -94,8 +97,10 @@ import Testing
     /// 20,000 random strings over an alphabet rich in the bytes that need a look.
     @Test func randomBytesEscapeAsBefore() {
         var generator = SplitMix64(seed: 0x15)
-        let alphabet: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x1F, 0x20, 0x22, 0x41, 0x5C, 0x7E, 0x7F, 0x80, 0x81, 0x9F,
-            0xA0, 0xA6, 0xA8, 0xA9, 0xAE, 0xAF, 0xC2, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]
+        let alphabet: [UInt8] = [
+            0x00, 0x01, 0x09, 0x0A, 0x1F, 0x20, 0x22, 0x41, 0x5C, 0x7E, 0x7F, 0x80, 0x81, 0x9F,
+            0xA0, 0xA6, 0xA8, 0xA9, 0xAE, 0xAF, 0xC2, 0xC3, 0xE2, 0xED, 0xF0, 0xFF,
+        ]
         for _ in 0..<20_000 {
             let count = Int(generator.next() % 24)
             let bytes = (0..<count).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }

@@ -110,7 +110,7 @@ import Testing
         #expect(transport.readBatch(into: batch) == .packets(count: 3, drained: false))
         #expect((0..<3).map { Array(batch.packet($0)) } == Array(packets[0..<3]))
         #expect(transport.readBatch(into: batch) == .packets(count: 2, drained: true))
-        #expect(Array(batch.packet(0)) == packets[3][0..<10].map { $0 })  // 12 bytes, cut to the slot's 10
+        #expect(Array(batch.packet(0)) == packets[3][0..<10].map { $0 }) // 12 bytes, cut to the slot's 10
         #expect(Array(batch.packet(1)) == packets[4][0..<10].map { $0 })
         #expect(transport.readBatch(into: batch) == .wouldBlock)
         close(pair[1])

@@ -16,9 +16,14 @@ import Testing
         let topics = MqttTopics(prefix: "georacing", node: "kiosk-7")
         #expect(topics.state == "georacing/kiosk-7/state")
         #expect(topics.status == "georacing/kiosk-7/status")
-        #expect(topics.beacon(.circuit(zone: 3, address: Self.address)) == "georacing/kiosk-7/beacons/zone-3-C0FFEE000001")
-        #expect(MqttTopics.sightingKey(.staff(sourceID: 4_000_000_000, address: Self.address)) == "source-4000000000-C0FFEE000001")
-        for key in [OverrideKey.circuit(zone: 65535, address: Self.address), .staff(sourceID: 0, address: Self.address)] {
+        #expect(
+            topics.beacon(.circuit(zone: 3, address: Self.address)) == "georacing/kiosk-7/beacons/zone-3-C0FFEE000001")
+        #expect(
+            MqttTopics.sightingKey(.staff(sourceID: 4_000_000_000, address: Self.address))
+                == "source-4000000000-C0FFEE000001")
+        for key in [
+            OverrideKey.circuit(zone: 65535, address: Self.address), .staff(sourceID: 0, address: Self.address),
+        ] {
             let topic = topics.beacon(key)
             #expect(!topic.contains(where: { " @+#:".contains($0) }), "\(topic)")
         }

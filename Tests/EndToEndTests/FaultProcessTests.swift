@@ -49,7 +49,8 @@ import Testing
             }
             let states = clients.map { $0.receivedStates.count }
             figures.append(
-                String(format: "run %d: SIGTERM at %.3f s, exit in %.3f s, states %@", run, signalled, seconds ?? -1,
+                String(
+                    format: "run %d: SIGTERM at %.3f s, exit in %.3f s, states %@", run, signalled, seconds ?? -1,
                     "\(states)"))
         }
         print("fault process sigterm:\n" + figures.joined(separator: "\n"))
@@ -85,10 +86,11 @@ import Testing
         let stormSeconds = Date().timeIntervalSince(stormStarted)
         // The last file is invalid: whatever reloads were still queued, the last outcome logged
         // is a refusal, and the daemon answers.
-        #expect(blockingWaitUntil(within: 10) {
-            daemon.logLines.last { $0.contains("reload failed") || $0.contains("config reloaded") }?
-                .contains("reload failed") == true
-        })
+        #expect(
+            blockingWaitUntil(within: 10) {
+                daemon.logLines.last { $0.contains("reload failed") || $0.contains("config reloaded") }?
+                    .contains("reload failed") == true
+            })
         let status = try #require(daemon.quickStatus(), "status did not answer within 100 ms")
         let state = try #require(FaultDaemon.state(of: status))
         for client in clients {
@@ -157,8 +159,9 @@ import Testing
             ["--backend", "replay", "--replay", Self.example, "--speed", "max"], socket: socket,
             stateDirectory: directory.path + "/second")
         #expect(second.waitForExit(timeout: 10))
-        print("fault process live socket: second daemon exit \(second.exitStatus.map(String.init) ?? "signal"): "
-            + second.logText)
+        print(
+            "fault process live socket: second daemon exit \(second.exitStatus.map(String.init) ?? "signal"): "
+                + second.logText)
         #expect(second.exitStatus == 1)
         #expect(second.logText.contains("already listening on \(socket)"), "\(second.logText)")
         var after = stat()

@@ -43,7 +43,7 @@ struct MeasuredRun {
         var attributes = ProcessFigures.spawnAttributesWithDefaultSignals()
         defer { posix_spawnattr_destroy(&attributes) }
         let argv = ([tool] + commandLine).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let started = Date()
         let spawned = posix_spawn(&pid, tool, &actions, &attributes, argv, environ)

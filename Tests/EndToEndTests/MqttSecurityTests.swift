@@ -30,7 +30,8 @@ struct MqttSecurityTests {
         let other = try MosquittoBroker.certificate(in: scratch.path, name: "other-ca")
         let broker = try MosquittoBroker(tls: server)
 
-        let good = try Self.daemon(scratch, node: "tls-good", mqtt: "  url: \(broker.tlsURL)\n  ca_file: \(server.cert)\n")
+        let good = try Self.daemon(
+            scratch, node: "tls-good", mqtt: "  url: \(broker.tlsURL)\n  ca_file: \(server.cert)\n")
         #expect(good.waitForLog("mqtt: connected to \(broker.tlsURL) as node tls-good"))
         let retained = try broker.retained("georacing/tls-good/status", extra: ["--cafile", server.cert])
         #expect(retained["georacing/tls-good/status"] == "online")

@@ -24,7 +24,8 @@ struct MqttVenueTests {
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(Self.json(result.stdout))
         let nodes = try #require(object["nodes"] as? [[String: Any]])
-        return Dictionary(uniqueKeysWithValues: nodes.compactMap { node in (node["node"] as? String).map { ($0, node) } })
+        return Dictionary(
+            uniqueKeysWithValues: nodes.compactMap { node in (node["node"] as? String).map { ($0, node) } })
     }
 
     @Test func twoNodesPublishRetainedStatesAndTheLastWillMarksAKilledOne() throws {
