@@ -363,3 +363,18 @@ final class BenchSubscriberReader: @unchecked Sendable {
         }
     }
 }
+
+/// What the fan-out run measured (`FanOutBench`).
+struct FanOutResult {
+    var subscribers: Int
+    var readerThreads: Int
+    var changes: Int
+    var observed: Int
+    var connectSeconds: Double
+    var delivery: DeliveryFigures
+    var coalesced: Int
+    var wrongMode: Int
+    var disconnected: Int
+
+    var met: Bool { (delivery.stats?.p99 ?? .max) < 50_000_000 && observed == changes * subscribers }
+}

@@ -348,20 +348,6 @@ enum LatencyBench {
 
 // MARK: Fan-out
 
-struct FanOutResult {
-    var subscribers: Int
-    var readerThreads: Int
-    var changes: Int
-    var observed: Int
-    var connectSeconds: Double
-    var delivery: DeliveryFigures
-    var coalesced: Int
-    var wrongMode: Int
-    var disconnected: Int
-
-    var met: Bool { (delivery.stats?.p99 ?? .max) < 50_000_000 && observed == changes * subscribers }
-}
-
 enum FanOutBench {
     static func run(subscribers: Int, changes: Int, readerThreads: Int, spacing: Double = 0.100) throws -> FanOutResult
     {

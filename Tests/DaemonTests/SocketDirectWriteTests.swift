@@ -19,7 +19,7 @@ import Testing
 
     /// The only client's session; call on the hub's loop.
     static func session(_ harness: SocketHarness) -> ClientSession? {
-        harness.server.sessions.count == 1 ? harness.server.sessions.values.first : nil
+        harness.server.roster.sessions.count == 1 ? harness.server.roster.sessions.values.first : nil
     }
 
     /// True when the only client's descriptor was confirmed and its SO_SNDBUF set to the kernel's minimum.

@@ -68,7 +68,7 @@ package final class TrackStateServer: @unchecked Sendable {
     // Confined to eventLoop.
     private var phase = Phase.idle
     private var listener: Channel?
-    private var roster = ClientRoster()
+    private(set) var roster = ClientRoster()
     private var nextClientID = 0
     private var memoryTrimScheduled = false
     private var boundFile: UnixSocketPath.FileIdentity?
@@ -287,9 +287,6 @@ package final class TrackStateServer: @unchecked Sendable {
 
     /// Clients connected now (on the hub's event loop).
     package var clientCount: Int { roster.count }
-
-    /// The sessions connected now, by id (on the hub's event loop; tests reach a client's queue).
-    var sessions: [Int: ClientSession] { roster.sessions }
 
     /// Bytes held for all clients now (channel write buffers plus queues; on the hub's event loop).
     var queuedBytes: Int { roster.sessions.values.reduce(0) { $0 + $1.heldBytes } }
