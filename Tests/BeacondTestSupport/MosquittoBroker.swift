@@ -89,10 +89,12 @@ package final class MosquittoBroker: @unchecked Sendable {
         }
     }
 
-    /// Stops the broker (SIGTERM) and waits for it to exit.
+    /// Stops the broker (SIGKILL, as a crash or a pulled cable would) and waits for it to exit. Not
+    /// SIGTERM: the test runner's children inherit its blocked signals, and mosquitto restores that
+    /// mask around its waits, so a SIGTERM would never be delivered.
     package func stop() {
         guard let process, process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
     }

@@ -63,7 +63,7 @@ struct MqttVenueTests {
         let beacon = try #require(Self.json(String(payload)))
         #expect(beacon["type"] as? String == "beacon")
         #expect(beacon["node"] as? String == "east")
-        #expect((beacon["beacon"] as? [String: Any])?["address"] is String)
+        #expect((beacon["beacon"] as? [String: Any])?["addr"] is String)
         #expect(try broker.retained("georacing/east/beacons/+").isEmpty)
 
         // `beacond venue --json` sees both, online, with the mode each daemon shows on its socket.
@@ -113,7 +113,7 @@ struct MqttVenueTests {
         for message in ["m1", "m2", "m3"] {
             let written = Date()
             try scratch.write("state.json.new", #"{"global_mode":"YELLOW","message":"\#(message)"}"#)
-            try FileManager.default.moveItem(atPath: scratch.file("state.json.new"), toPath: remote)
+            #expect(rename(scratch.file("state.json.new"), remote) == 0)
             // The kiosk sees each change at the poll's pace (0.2 s), not the broker's.
             var seen: String?
             while seen != message, let state = kiosk.next(type: "state") {

@@ -149,7 +149,11 @@ package final class MosquittoClient: @unchecked Sendable {
                 var loopCode = Self.ok
                 while !isStopping, loopCode == Self.ok { loopCode = mosquitto_loop(handle, 1000, 1) }
                 if isStopping { break }
-                report(failure: refusal ?? "connection lost: \(describe(loopCode))")
+                // A TLS failure is the same failure whether it ends the connect or the first loop pass:
+                // one wording, so the log says it once.
+                let isTLS = loopCode == Int32(MOSQ_ERR_TLS.rawValue)
+                let lost = isTLS ? describe(loopCode) : "connection lost: \(describe(loopCode))"
+                report(failure: refusal ?? lost)
             } else {
                 report(failure: describe(code))
             }
