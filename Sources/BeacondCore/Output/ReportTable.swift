@@ -133,29 +133,10 @@ extension ByteSink {
     /// `TimeFormat.iso8601(micros:fractionDigits: 6)` as bytes: `2026-05-16T12:00:10.000000Z`, years
     /// outside 0000–9999 in ISO 8601's expanded form (`-0001-…`, `+10000-…`).
     mutating func appendISO8601(micros: Int64) {
-        // Floor division: the fraction and the second of the day are never negative.
-        var seconds = micros / 1_000_000
-        var fraction = micros % 1_000_000
-        if fraction < 0 {
-            seconds -= 1
-            fraction += 1_000_000
-        }
-        var days = seconds / 86_400
-        var secondOfDay = seconds % 86_400
-        if secondOfDay < 0 {
-            days -= 1
-            secondOfDay += 86_400
-        }
-        // Howard Hinnant's civil-from-days, as in TimeFormat; |days| < 1.1 × 10^8.
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let civil = TimeFormat.civil(micros: micros)
+        let (year, month, day, secondOfDay, fraction) = (
+            civil.year, civil.month, civil.day, civil.secondOfDay, civil.fraction
+        )
         if (0...9999).contains(year) {
             appendZeroPadded(UInt64(year), width: 4)
         } else {

@@ -4,7 +4,19 @@
 /// Every `Int64` formats without trapping (±292,277 years). Years 0000 to 9999 print with four
 /// digits; others use ISO 8601's expanded form with a sign, `-0001-12-31T…` or `+10000-01-01T…`.
 enum TimeFormat {
-    static func iso8601(micros: Int64, fractionDigits: Int = 3) -> String {
+    /// Unix microseconds split into the UTC calendar: what both ISO 8601 writers (this String one and
+    /// `ByteCursor.appendISO8601`) format.
+    struct CivilTime {
+        var year: Int64
+        var month: Int64
+        var day: Int64
+        /// 0..<86,400.
+        var secondOfDay: Int64
+        /// Microseconds, 0..<1,000,000.
+        var fraction: Int64
+    }
+
+    static func civil(micros: Int64) -> CivilTime {
         // Floor division: the fraction and the second of the day are never negative.
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
@@ -29,7 +41,14 @@ enum TimeFormat {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return CivilTime(year: year, month: month, day: day, secondOfDay: secondOfDay, fraction: fraction)
+    }
 
+    static func iso8601(micros: Int64, fractionDigits: Int = 3) -> String {
+        let civil = civil(micros: micros)
+        let (year, month, day, secondOfDay, fraction) = (
+            civil.year, civil.month, civil.day, civil.secondOfDay, civil.fraction
+        )
         var text = yearText(year) + "-" + pad(month, 2) + "-" + pad(day, 2)
         text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
         if fractionDigits > 0 {
