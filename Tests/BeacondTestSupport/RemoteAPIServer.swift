@@ -65,7 +65,8 @@ package enum RemoteTestTools {
 }
 
 /// The venue API stand-in (`Fixtures/remote_api_server.py`, Debian's Python), one per test: it
-/// serves what the test last set with `serve` and logs every request.
+/// answers as the test last said with `serve` or `respond` (which can make it misbehave: see the
+/// script's doc), and logs every request.
 package final class RemoteAPIServer {
     package let directory: String
     package let port: Int
@@ -103,7 +104,7 @@ package final class RemoteAPIServer {
         else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            throw TestSupportError("the test server did not start")
+            throw TestSupportError("the venue API stand-in did not start")
         }
         self.port = port
     }
@@ -122,11 +123,12 @@ package final class RemoteAPIServer {
         try respond(["status": status, "body": body])
     }
 
+    /// Answers as `control` says (see the script's doc) from the next request on.
     package func respond(_ control: [String: Any]) throws {
         try Self.writeControl(control, to: controlPath)
     }
 
-    /// The requests seen so far, oldest first.
+    /// The log entries so far (requests and stream ends), oldest first.
     package func log() -> [[String: Any]] {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap {
@@ -136,8 +138,58 @@ package final class RemoteAPIServer {
 
     package func requests() -> [[String: Any]] { log().filter { $0["event"] as? String == "request" } }
 
+    /// The bytes each streamed body got out before the client stopped reading.
+    package var streamedBytes: [Int] {
+        log().filter { $0["event"] as? String == "stream_end" }.compactMap { $0["sent"] as? Int }
+    }
+
     private static func writeControl(_ control: [String: Any], to path: String) throws {
         let data = try JSONSerialization.data(withJSONObject: control)
         try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}
+
+extension RemoteTestTools {
+    /// A self-signed certificate for 127.0.0.1 that expired on 2 January 2020: (certificate, key).
+    /// `openssl req` refuses dates in the past, so `openssl ca -selfsign` signs it with set dates.
+    package static func expiredCertificate(in directory: String, name: String) throws -> (cert: String, key: String) {
+        let base = directory + "/\(name)"
+        let key = base + "-key.pem"
+        let cert = base + ".pem"
+        let database = base + "-ca"
+        try FileManager.default.createDirectory(atPath: database, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: database + "/index.txt", contents: Data())
+        try Data("01\n".utf8).write(to: URL(fileURLWithPath: database + "/serial"))
+        let config = """
+            [ca]
+            default_ca = signer
+            [signer]
+            database = \(database)/index.txt
+            new_certs_dir = \(database)
+            serial = \(database)/serial
+            default_md = sha256
+            policy = anything
+            x509_extensions = extensions
+            [anything]
+            commonName = supplied
+            [extensions]
+            subjectAltName = IP:127.0.0.1
+            basicConstraints = critical,CA:TRUE
+
+            """
+        try Data(config.utf8).write(to: URL(fileURLWithPath: base + "-ca.cnf"))
+        try run(
+            openssl,
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                "-out", base + ".csr", "-subj", "/CN=beacond expired venue",
+            ])
+        try run(
+            openssl,
+            [
+                "ca", "-batch", "-config", base + "-ca.cnf", "-selfsign", "-keyfile", key, "-in", base + ".csr",
+                "-out", cert, "-startdate", "20200101000000Z", "-enddate", "20200102000000Z",
+            ])
+        return (cert, key)
     }
 }

@@ -1,26 +1,45 @@
 import BeacondTestSupport
 import Foundation
 
-/// A `beacond run` process in the background, with its stderr (the log) collected.
+/// A `beacond run` process in the background, with its stderr (the log) collected. By default it
+/// gets a fresh state directory of its own with the socket inside; the fault-injection tests choose
+/// both paths, and may put a launcher in front (`unshare -m sh -c SCRIPT`, whose script ends in
+/// `exec "$@"`, so the pid is the daemon's).
 final class DaemonProcess: @unchecked Sendable {
     let process = Process()
     let socket: String
-    let directory: String
+    let stateDirectory: String
     private let lock = NSLock()
     private var log = Data()
     private let errPipe = Pipe()
 
-    /// `environment`: variables added to the test's own (the D-Bus tests point
+    /// `arguments` follow `beacond run --socket S --state-dir D`. `stateDirectory`: by default a new
+    /// temporary directory named after `name`; `socket`: by default `beacond.sock` inside it.
+    /// `launcherScript`, when given, runs as `unshare -m sh -c SCRIPT sh beacond run …` and must end
+    /// in `exec "$@"`. `environment`: variables added to the test's own (the D-Bus tests point
     /// DBUS_SYSTEM_BUS_ADDRESS at their private bus).
     init(
         _ arguments: [String], name: String = UUID().uuidString.prefix(8).lowercased(),
+        socket: String? = nil, stateDirectory: String? = nil, launcherScript: String? = nil,
         environment: [String: String] = [:]
     ) throws {
-        directory = BeacondProcess.temporaryFile("daemon-\(name)")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        socket = directory + "/beacond.sock"
-        process.executableURL = BeacondProcess.executable
-        process.arguments = ["run", "--socket", socket, "--state-dir", directory] + arguments
+        if let stateDirectory {
+            self.stateDirectory = stateDirectory
+        } else {
+            self.stateDirectory = BeacondProcess.temporaryFile("daemon-\(name)")
+            try FileManager.default.createDirectory(atPath: self.stateDirectory, withIntermediateDirectories: true)
+        }
+        self.socket = socket ?? self.stateDirectory + "/beacond.sock"
+        let daemon = [
+            BeacondProcess.executable.path, "run", "--socket", self.socket, "--state-dir", self.stateDirectory,
+        ]
+        if let launcherScript {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments = ["-m", "/bin/sh", "-c", launcherScript, "sh"] + daemon + arguments
+        } else {
+            process.executableURL = BeacondProcess.executable
+            process.arguments = Array(daemon.dropFirst()) + arguments
+        }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
@@ -35,24 +54,54 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         errPipe.fileHandleForReading.readabilityHandler = nil
     }
 
+    var pid: Int32 { process.processIdentifier }
     var logText: String { lock.withLock { String(decoding: log, as: UTF8.self) } }
+    var logLines: [Substring] { logText.split(separator: "\n") }
+
+    /// Log lines containing `text`.
+    func count(_ text: String) -> Int { logLines.filter { $0.contains(text) }.count }
 
     /// Waits until the log has a line containing `text`; false after `timeout` seconds.
     @discardableResult
     func waitForLog(_ text: String, timeout: Double = 10) -> Bool {
-        blockingWaitUntil(within: timeout, intervalMicros: 20_000) { logText.contains(text) }
+        blockingWaitUntil(within: timeout, intervalMicros: 10_000) { logText.contains(text) }
     }
 
-    /// Sends `signal` and waits for the process to exit; the seconds it took, or nil on timeout.
+    /// Waits for the process to end by itself, and for the last of its log; false after `timeout` seconds.
+    func waitForExit(timeout: Double = 10) -> Bool {
+        guard blockingWaitUntil(within: timeout, intervalMicros: 5_000, { !process.isRunning }) else { return false }
+        process.waitUntilExit()
+        // The pipe's last bytes arrive after the exit: wait for its end of file.
+        errPipe.fileHandleForReading.readabilityHandler = nil
+        let rest = errPipe.fileHandleForReading.readDataToEndOfFile()
+        lock.withLock { log.append(rest) }
+        return true
+    }
+
+    /// Sends `signal` and waits for the exit; the seconds it took, or nil on timeout.
     func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> Double? {
         let started = Date()
-        kill(process.processIdentifier, signal)
-        guard blockingWaitUntil(within: timeout, { !process.isRunning }) else { return nil }
+        kill(pid, signal)
+        guard waitForExit(timeout: timeout) else { return nil }
         return Date().timeIntervalSince(started)
+    }
+
+    /// The exit status when the process exited (not killed by a signal).
+    var exitStatus: Int32? { process.terminationReason == .exit ? process.terminationStatus : nil }
+
+    /// VmRSS and VmHWM (peak) of the daemon, kilobytes.
+    var memory: (resident: Int, peak: Int)? {
+        guard let resident = ProcessFigures.statusField(pid, "VmRSS:"),
+            let peak = ProcessFigures.statusField(pid, "VmHWM:")
+        else { return nil }
+        return (resident, peak)
     }
 
     /// `beacond status --json` against this daemon.
@@ -64,6 +113,24 @@ final class DaemonProcess: @unchecked Sendable {
             throw CocoaError(.coderInvalidValue)
         }
         return object
+    }
+
+    /// `beacond status --json --timeout 0.1`: the binary gives up unless the daemon answers within
+    /// 100 ms. The status object, or nil when it failed.
+    func quickStatus() -> [String: Any]? {
+        guard
+            let result = try? BeacondProcess.run(["status", "--socket", socket, "--json", "--timeout", "0.1"]),
+            result.status == 0
+        else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
+    }
+
+    /// The published state in a status reply: (seq, mode).
+    static func state(of status: [String: Any]?) -> (seq: Int, mode: String)? {
+        guard let state = status?["state"] as? [String: Any], let seq = state["seq"] as? Int,
+            let mode = state["mode"] as? String
+        else { return nil }
+        return (seq, mode)
     }
 
     /// The (mode, source, zone) of every published state in the audit log, consecutive repeats folded.
@@ -79,27 +146,24 @@ final class DaemonProcess: @unchecked Sendable {
     }
 }
 
+extension ProcessFigures {
+    /// A kilobyte field of /proc/PID/status (`VmRSS:`, `VmHWM:`).
+    static func statusField(_ pid: Int32, _ name: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name) {
+            return Int(line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+        }
+        return nil
+    }
+}
+
 /// A connected protocol client reading newline-delimited JSON.
 final class LineClient {
     private let fd: Int32
     private var buffer = Data()
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            close(fd)
-            throw POSIXError(.ECONNREFUSED)
-        }
+        fd = try UnixAddress.connectedSocket(to: path)
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -132,5 +196,36 @@ final class LineClient {
             if message["type"] as? String == type { return message }
         }
         return nil
+    }
+}
+
+/// A `sockaddr_un` for a path of at most 107 bytes.
+struct UnixAddress {
+    private var address = sockaddr_un()
+
+    init(_ path: String) {
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+    }
+
+    func withPointer<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        var copy = address
+        return withUnsafePointer(to: &copy) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+
+    /// A stream socket (close-on-exec) connected to `path`, for the caller to close; throws connect's errno.
+    static func connectedSocket(to path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        guard UnixAddress(path).withPointer({ connect(fd, $0, $1) }) == 0 else {
+            let code = errno
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .ECONNREFUSED)
+        }
+        return fd
     }
 }

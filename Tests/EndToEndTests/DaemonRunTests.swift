@@ -124,7 +124,7 @@ import Testing
         #expect(daemon.waitForLog("listening on"))
         let second = try BeacondProcess.run([
             "run", "--backend", "replay", "--replay", Self.example,
-            "--socket", daemon.socket, "--state-dir", daemon.directory,
+            "--socket", daemon.socket, "--state-dir", daemon.stateDirectory,
         ])
         #expect(second.status == 1)
         #expect(second.stderr.contains(daemon.socket))

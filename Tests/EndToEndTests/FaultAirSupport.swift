@@ -135,7 +135,7 @@ struct AirOutcome {
             try config.write(toFile: directory.path + "/beacond.yaml", atomically: true, encoding: .utf8)
             arguments += ["--config", directory.path + "/beacond.yaml"]
         }
-        let daemon = try FaultDaemon(arguments, socket: directory.path + "/s", stateDirectory: directory.path)
+        let daemon = try DaemonProcess(arguments, socket: directory.path + "/s", stateDirectory: directory.path)
         let finished = daemon.waitForLog("holding the final state", timeout: 20)
         if !finished { print("\(name): \(daemon.logText.suffix(2000))") }
         let status = daemon.quickStatus()

@@ -35,7 +35,7 @@ import Testing
         let capture = directory.path + "/flood.btsnoop"
         let bytes = FaultCaptures.capture(flood + keyed)
         try Data(bytes).write(to: URL(fileURLWithPath: capture))
-        let daemon = try FaultDaemon(
+        let daemon = try DaemonProcess(
             ["--backend", "replay", "--replay", capture, "--speed", "30"], socket: directory.path + "/s",
             stateDirectory: directory.path)
         #expect(daemon.waitForLog("listening on"))
@@ -61,7 +61,7 @@ import Testing
         // client is compared with what status says on each try.
         #expect(client.waitForLatest(of: daemon), "\(client.receivedStates.suffix(3))")
         let status = try #require(daemon.quickStatus(), "status did not answer within 100 ms")
-        let state = try #require(FaultDaemon.state(of: status))
+        let state = try #require(DaemonProcess.state(of: status))
         #expect(client.seqOnlyIncreased)
         #expect(!client.hungUp)
         let counters = status["counters"] as? [String: Any] ?? [:]

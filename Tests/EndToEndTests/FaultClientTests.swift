@@ -60,16 +60,16 @@ struct FaultClientTests {
     }
 
     @Test func thousandHostileClientsComeAndGoWhileAGoodOneKeepsUp() throws {
-        let server = try FaultRemoteServer(["body": #"{"global_mode":"GREEN","message":"start"}"#])
+        let server = try RemoteAPIServer(body: #"{"global_mode":"GREEN","message":"start"}"#)
         let daemon = try DaemonProcess(
             [
                 "--backend", "replay", "--replay", FaultProbe.emptyCapture, "--speed", "1", "--remote-url",
                 server.url, "--poll-interval", "0.1",
             ])
         let pid = daemon.process.processIdentifier
-        let watcher = try StateWatcher(socket: daemon.socket)
+        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
         #expect(watcher.waitForMessage("start", timeout: 10))
-        let before = try #require(FaultProbe.rssKiB(pid))
+        let before = try #require(ProcessFigures.residentKilobytes(pid))
 
         var peak = before
         var slowestStatus = 0.0
@@ -114,7 +114,7 @@ struct FaultClientTests {
                 let timing = try #require(FaultProbe.statusTiming(daemon.socket))
                 slowestBest = max(slowestBest, timing.best)
                 slowestStatus = max(slowestStatus, timing.worst)
-                peak = max(peak, FaultProbe.rssKiB(pid) ?? 0)
+                peak = max(peak, ProcessFigures.residentKilobytes(pid) ?? 0)
             }
             neverReading.removeAll()
             print("round \(round): \((MonotonicClock.micros() - phase) / 1000) ms; ms per behaviour \(timings)")
@@ -122,8 +122,8 @@ struct FaultClientTests {
         }
         try server.serve(#"{"global_mode":"RED","message":"final"}"#)
         #expect(watcher.waitForMessage("final"))
-        #expect(watcher.last?["mode"] as? String == "red_flag")
-        #expect(watcher.seqsIncrease && !watcher.ended, "seqs \(watcher.seqs)")
+        #expect(watcher.lastState?["mode"] as? String == "red_flag")
+        #expect(watcher.seqOnlyIncreased && !watcher.hungUp, "seqs \(watcher.receivedStates.map(\.seq))")
         // All hostile clients gone: only the watcher (and this status) remain.
         #expect(
             blockingWaitUntil(within: 10) {
@@ -132,13 +132,13 @@ struct FaultClientTests {
             })
         let (status, statusMs) = try FaultProbe.statusCommand(daemon.socket)
         #expect(status.status == 0 && status.stdout.contains("final"))
-        let after = try #require(FaultProbe.rssKiB(pid))
+        let after = try #require(ProcessFigures.residentKilobytes(pid))
         peak = max(peak, after)
         let serverCounters = (FaultProbe.statusRoundTrip(daemon.socket)?.status["server"] as? [String: Any]) ?? [:]
         print(
             "clients: \(connections) connections in \((MonotonicClock.micros() - started) / 1000) ms,"
                 + " \(hostileSent) hostile bytes sent, RSS before \(before) KiB, peak \(peak) KiB, after \(after) KiB;"
-                + " states received \(watcher.seqs.count); status best-of-3 at most \(slowestBest) ms,"
+                + " states received \(watcher.receivedStates.count); status best-of-3 at most \(slowestBest) ms,"
                 + " slowest single \(slowestStatus) ms;"
                 + " beacond status \(statusMs) ms; server \(serverCounters)")
         #expect(slowestBest < 100)

@@ -129,7 +129,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "bfc", short: true)
         let config = directory.path + "/beacond.yaml"
         try "zones:\n  names:\n    3: Paddock\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try FaultDaemon(
+        let daemon = try DaemonProcess(
             ["--config", config, "--backend", "replay", "--replay", Self.example, "--speed", "max"],
             socket: directory.path + "/s", stateDirectory: directory.path)
         #expect(daemon.waitForLog("holding the final state"))

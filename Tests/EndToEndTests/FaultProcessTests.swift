@@ -18,7 +18,7 @@ import Testing
         for run in 0..<10 {
             let directory = try TemporaryDirectory(prefix: "bft", short: true)
             let started = Date()
-            let daemon = try FaultDaemon(
+            let daemon = try DaemonProcess(
                 ["--backend", "replay", "--replay", Self.example, "--speed", "1000", "--loop"],
                 socket: directory.path + "/s", stateDirectory: directory.path)
             // The first three runs signal during start-up; the rest once clients are being served.
@@ -69,7 +69,7 @@ import Testing
             return index % 10 == 9 ? names + "  nmaes: {}\n" : names // every tenth: an unknown key
         }
         try version(0).write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try FaultDaemon(
+        let daemon = try DaemonProcess(
             ["--config", config, "--backend", "replay", "--replay", Self.example, "--speed", "max"],
             socket: directory.path + "/s", stateDirectory: directory.path)
         #expect(daemon.waitForLog("holding the final state"), "\(daemon.logText)")
@@ -92,7 +92,7 @@ import Testing
                     .contains("reload failed") == true
             })
         let status = try #require(daemon.quickStatus(), "status did not answer within 100 ms")
-        let state = try #require(FaultDaemon.state(of: status))
+        let state = try #require(DaemonProcess.state(of: status))
         for client in clients {
             #expect(client.waitForLatest(of: daemon), "\(client.receivedStates.suffix(3))")
             #expect(client.seqOnlyIncreased)
@@ -128,7 +128,7 @@ import Testing
         }
         var before = stat()
         #expect(lstat(path, &before) == 0)
-        let daemon = try FaultDaemon(
+        let daemon = try DaemonProcess(
             ["--backend", "replay", "--replay", Self.example, "--speed", "max"], socket: path,
             stateDirectory: directory.path)
         #expect(daemon.waitForExit(timeout: 10), "\(kind): the daemon did not exit")
@@ -148,14 +148,14 @@ import Testing
     @Test func aLiveDaemonsSocketIsLeftAloneAndRefused() throws {
         let directory = try TemporaryDirectory(prefix: "bfl", short: true)
         let socket = directory.path + "/s"
-        let first = try FaultDaemon(
+        let first = try DaemonProcess(
             ["--backend", "replay", "--replay", Self.example, "--speed", "max"], socket: socket,
             stateDirectory: directory.path)
         #expect(first.waitForLog("holding the final state"))
         let client = try WatchingClient(path: socket)
         var before = stat()
         #expect(lstat(socket, &before) == 0)
-        let second = try FaultDaemon(
+        let second = try DaemonProcess(
             ["--backend", "replay", "--replay", Self.example, "--speed", "max"], socket: socket,
             stateDirectory: directory.path + "/second")
         #expect(second.waitForExit(timeout: 10))

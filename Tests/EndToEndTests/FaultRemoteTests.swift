@@ -45,7 +45,7 @@ struct FaultRemoteTests {
     }
 
     /// Serves a good yellow state carrying `message` until the daemon shows it fresh.
-    static func recover(_ server: FaultRemoteServer, _ daemon: DaemonProcess, message: String) throws -> Bool {
+    static func recover(_ server: RemoteAPIServer, _ daemon: DaemonProcess, message: String) throws -> Bool {
         try server.serve(good.replacingOccurrences(of: "MESSAGE", with: message))
         return blockingWaitUntil(within: 10, intervalMicros: 50_000) {
             guard let sample = Sample(daemon.socket) else { return false }
@@ -107,9 +107,9 @@ struct FaultRemoteTests {
     }
 
     @Test func misbehavingAPIKeepsTheStalenessRuleAndAQuietLog() throws {
-        let server = try FaultRemoteServer()
+        let server = try RemoteAPIServer()
         let daemon = try Self.startDaemon(["--remote-url", server.url])
-        let watcher = try StateWatcher(socket: daemon.socket)
+        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
         let elsewhere = "http://127.0.0.1:\(RemoteTestTools.closedPort())/api/state"
         let faults: [(name: String, control: [String: Any], kind: String)] = [
             ("never answers", ["hang": 30], "timeout"),
@@ -131,7 +131,7 @@ struct FaultRemoteTests {
         ]
         for (index, fault) in faults.enumerated() {
             #expect(try Self.recover(server, daemon, message: "ok \(index)"), "\(fault.name): no recovery")
-            try server.set(fault.control)
+            try server.respond(fault.control)
             _ = Self.expectStaleness(daemon, kind: fault.kind, name: fault.name)
         }
         // The 100 MB bodies were refused by size: the server got out at most a few socket buffers.
@@ -140,7 +140,7 @@ struct FaultRemoteTests {
         // An array whose first element is an object is a state (docs/fusion.md).
         try server.serve(#"[{"global_mode":"RED","message":"from an array"}]"#)
         #expect(watcher.waitForMessage("from an array"))
-        #expect(watcher.last?["mode"] as? String == "red_flag")
+        #expect(watcher.lastState?["mode"] as? String == "red_flag")
 
         // Refused: the server is gone.
         #expect(try Self.recover(server, daemon, message: "before refusal"))
@@ -154,46 +154,47 @@ struct FaultRemoteTests {
         #expect(lines.count <= transitions, "\(lines.count) remote lines for \(transitions) transitions")
         print("remote faults: \(lines.count) remote lines for \(transitions) transitions; streamed \(streamed)")
         #expect(Self.distinctTransitions(lines).allSatisfy { $0.value == 1 }, "\(Self.distinctTransitions(lines))")
-        #expect(watcher.seqsIncrease && !watcher.ended)
+        #expect(watcher.seqOnlyIncreased && !watcher.hungUp)
         Self.expectCleanLog(daemon.logText)
         #expect(daemon.stop() != nil)
     }
 
     @Test func flappingRemoteLogsEachTransitionOnceAndClientsEndOnTheLatestState() throws {
-        let server = try FaultRemoteServer()
+        let server = try RemoteAPIServer()
         let daemon = try Self.startDaemon(["--remote-url", server.url])
-        let watcher = try StateWatcher(socket: daemon.socket)
+        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
         #expect(try Self.recover(server, daemon, message: "steady"))
         // Healthy and failing by turns every 100 ms, for 3 s: some 30 transitions.
         let good = Self.good.replacingOccurrences(of: "MESSAGE", with: "steady")
-        try server.set(["flip": [["body": good], ["status": 500, "body": "down"]], "period": 0.1])
-        let polled = server.requestCount
+        try server.respond(["flip": [["body": good], ["status": 500, "body": "down"]], "period": 0.1])
+        let polled = server.requests().count
         Thread.sleep(forTimeInterval: 3)
-        let flips = server.requestCount - polled
+        let flips = server.requests().count - polled
         let lines = Self.healthLines(daemon)
         #expect(lines.count <= 2, "\(lines.count) remote lines over \(flips) polls: \(lines)")
         #expect(flips >= 10)
         // Race control's state flips every 100 ms: the client follows, seq only increasing, and ends
         // on the last state.
-        try server.set([
+        try server.respond([
             "flip": [["body": #"{"global_mode":"GREEN","message":"green"}"#], ["body": Self.good]], "period": 0.1,
         ])
         Thread.sleep(forTimeInterval: 2)
         try server.serve(#"{"global_mode":"SC","message":"final"}"#)
         #expect(watcher.waitForMessage("final"))
-        #expect(watcher.last?["mode"] as? String == "safety_car")
-        #expect(watcher.seqsIncrease && !watcher.ended, "seqs \(watcher.seqs)")
+        #expect(watcher.lastState?["mode"] as? String == "safety_car")
+        #expect(watcher.seqOnlyIncreased && !watcher.hungUp, "seqs \(watcher.receivedStates.map(\.seq))")
         let (status, ms) = try FaultProbe.statusCommand(daemon.socket)
         #expect(status.status == 0 && status.stdout.contains("final"))
-        print("flap: \(flips) polls, \(lines.count) remote lines, \(watcher.seqs.count) states, status \(ms) ms")
+        let states = watcher.receivedStates.count
+        print("flap: \(flips) polls, \(lines.count) remote lines, \(states) states, status \(ms) ms")
         Self.expectCleanLog(daemon.logText)
         #expect(daemon.stop() != nil)
     }
 
     @Test func raceControlsMessageReachesNoLogOrTerminalRaw() throws {
-        let server = try FaultRemoteServer()
+        let server = try RemoteAPIServer()
         let daemon = try Self.startDaemon(["--remote-url", server.url])
-        let watcher = try StateWatcher(socket: daemon.socket)
+        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
         let hostile = [
             "\u{1B}[2J\u{1B}[31mRED\u{1B}]0;owned\u{07}",
             "line one\nINJECTED info beacond: state seq=999 mode=normal\r\n",
@@ -239,11 +240,11 @@ struct FaultRemoteTests {
         let trusted = directory + "/trusted.pem"
         let pems = try [venue.cert, expired.cert].map { try String(contentsOfFile: $0, encoding: .utf8) }
         try pems.joined().write(toFile: trusted, atomically: true, encoding: .utf8)
-        let good = try FaultRemoteServer(["body": "{}"], tls: venue)
-        let wrong = try FaultRemoteServer(["body": #"{"global_mode":"RED"}"#], tls: other)
-        let stale = try FaultRemoteServer(["body": #"{"global_mode":"RED"}"#], tls: expired)
+        let good = try RemoteAPIServer(body: "{}", tls: venue)
+        let wrong = try RemoteAPIServer(body: #"{"global_mode":"RED"}"#, tls: other)
+        let stale = try RemoteAPIServer(body: #"{"global_mode":"RED"}"#, tls: expired)
         let config = directory + "/beacond.yaml"
-        func point(at server: FaultRemoteServer) throws {
+        func point(at server: RemoteAPIServer) throws {
             let yaml = "remote:\n  url: \(server.url)\n  ca_file: \(trusted)\n"
             try yaml.write(toFile: config, atomically: true, encoding: .utf8)
         }
@@ -256,7 +257,7 @@ struct FaultRemoteTests {
             try point(at: server)
             kill(daemon.process.processIdentifier, SIGHUP)
             _ = Self.expectStaleness(daemon, kind: "tls", name: name)
-            #expect(server.requestCount == 0, "\(name): a request went through")
+            #expect(server.requests().count == 0, "\(name): a request went through")
         }
         Self.expectCleanLog(daemon.logText)
         #expect(daemon.stop() != nil)

@@ -42,8 +42,8 @@ struct FaultStateTests {
             "--backend", "replay", "--replay", Self.example, "--speed", "max", "--remote-url", api.url,
             "--poll-interval", "0.1",
         ]
-        func start() throws -> FaultDaemon {
-            try FaultDaemon(arguments, socket: directory.path + "/s", stateDirectory: directory.path + "/state")
+        func start() throws -> DaemonProcess {
+            try DaemonProcess(arguments, socket: directory.path + "/s", stateDirectory: directory.path + "/state")
         }
         var random = SplitMix64(seed: 1414)
         var daemon = try start()
@@ -107,7 +107,7 @@ struct FaultStateTests {
             true; } && exec "$@"
             """
         let api = try RemoteAPIServer(body: Self.body("YELLOW", "change 0"))
-        let daemon = try FaultDaemon(
+        let daemon = try DaemonProcess(
             [
                 "--backend", "replay", "--replay", Self.example, "--speed", "max", "--remote-url", api.url,
                 "--poll-interval", "0.1",

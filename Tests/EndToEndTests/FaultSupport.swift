@@ -2,8 +2,9 @@ import BeacondCore
 import BeacondTestSupport
 import Foundation
 
-/// What the fault-injection tests measure on a running `beacond run`: its memory, how fast it answers
-/// `status`, and what a well-behaved client receives.
+/// What the fault-injection tests measure on a running `beacond run` (its memory is
+/// `DaemonProcess.memory` or `ProcessFigures.residentKilobytes`): how fast it answers `status`, and
+/// what its log says.
 enum FaultProbe {
     /// A btsnoop capture with no record: `--backend replay` on it (`--speed 1`, so the engine clock
     /// runs in real time after the replay and the remote goes stale) hears no beacon at all, so the
@@ -15,15 +16,6 @@ enum FaultProbe {
         FileManager.default.createFile(atPath: path, contents: Data(header))
         return path
     }()
-
-    /// VmRSS of `pid` in KiB, from /proc/PID/status; nil when the process is gone.
-    static func rssKiB(_ pid: Int32) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        }
-        return nil
-    }
 
     /// One `{"cmd":"status"}` over a fresh connection, as `beacond status` does it: the reply and the
     /// milliseconds from connecting to the reply.
@@ -83,29 +75,13 @@ enum FaultProbe {
     }
 }
 
-/// A Unix-socket client with plain system calls, for clients that misbehave on purpose and for
-/// the watcher, which must tell the end of the stream from a quiet spell.
+/// A Unix-socket client with plain system calls, for clients that misbehave on purpose.
 final class RawClient: @unchecked Sendable {
     let fd: Int32
 
     /// Connects to `path`; `receiveTimeout` bounds each `read`.
     init(path: String, receiveTimeout: Int = 1) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .ECONNREFUSED)
-        }
+        fd = try UnixAddress.connectedSocket(to: path)
         var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -167,68 +143,110 @@ final class RawClient: @unchecked Sendable {
     func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 }
 
-/// A well-behaved client on its own thread: it reads every line and keeps the states it gets.
-final class StateWatcher: @unchecked Sendable {
+/// A well-behaved protocol client: a thread reads everything the daemon sends, as it arrives,
+/// and keeps the `state` messages' seq and mode (and the last one whole), and whether the daemon
+/// said `bye` or hung up.
+final class WatchingClient: @unchecked Sendable {
+    private let fd: Int32
     private let lock = NSLock()
-    private var seenSeqs: [Int] = []
-    private var lastState: [String: Any]?
-    private var closed = false
-    private var stopping = false
-    private let client: RawClient
+    private var states: [(seq: Int, mode: String)] = []
+    private var lastStateMessage: [String: Any]?
+    private var replies: [[String: Any]] = []
+    private var ended = false
+    private var sawBye = false
 
-    /// Connects once the daemon listens (within 10 s).
-    init(socket: String) throws {
-        var connected: RawClient?
-        _ = blockingWaitUntil(within: 10, intervalMicros: 20_000) {
-            connected = try? RawClient(path: socket)
+    /// Connects to `path`, trying again for up to `connectWithin` seconds while the daemon does
+    /// not listen yet; throws the last try's error.
+    init(path: String, connectWithin seconds: Double = 0) throws {
+        var connected: Int32?
+        var lastError: any Error = POSIXError(.ECONNREFUSED)
+        _ = blockingWaitUntil(within: seconds, intervalMicros: 20_000) {
+            do { connected = try UnixAddress.connectedSocket(to: path) } catch { lastError = error }
             return connected != nil
         }
-        client = try connected ?? RawClient(path: socket)
-        Thread { [self] in run() }.start()
+        guard let connected else { throw lastError }
+        fd = connected
+        Thread.detachNewThread { [self] in readLoop() }
     }
 
-    /// Ends the reading thread within a second (its read timeout).
-    func stop() { lock.withLock { stopping = true } }
+    deinit { close(fd) }
 
-    private func run() {
-        var buffer: [UInt8] = []
-        while !lock.withLock({ stopping }) {
-            guard let bytes = client.read() else { continue }
-            if bytes.isEmpty {
-                lock.withLock { closed = true }
-                return
-            }
-            buffer += bytes
+    private func readLoop() {
+        var buffer = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            buffer.append(contentsOf: chunk[0..<count])
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Data(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                guard let message = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any],
-                    message["type"] as? String == "state", let seq = message["seq"] as? Int
-                else { continue }
+                let line = Data(buffer[buffer.startIndex..<newline])
+                buffer.removeSubrange(buffer.startIndex...newline)
+                guard let message = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else { continue }
                 lock.withLock {
-                    seenSeqs.append(seq)
-                    lastState = message
+                    switch message["type"] as? String {
+                    case "state":
+                        if let seq = message["seq"] as? Int, let mode = message["mode"] as? String {
+                            states.append((seq, mode))
+                            lastStateMessage = message
+                        }
+                    case "bye": sawBye = true
+                    default: replies.append(message)
+                    }
                 }
             }
         }
+        lock.withLock { ended = true }
     }
 
-    var seqs: [Int] { lock.withLock { seenSeqs } }
-    /// Whether the daemon closed the connection.
-    var ended: Bool { lock.withLock { closed } }
-    var last: [String: Any]? { lock.withLock { lastState } }
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
 
-    /// The seqs strictly increase: nothing repeated, nothing out of order.
-    var seqsIncrease: Bool {
-        let seqs = self.seqs
+    var receivedStates: [(seq: Int, mode: String)] { lock.withLock { states } }
+    var latest: (seq: Int, mode: String)? { lock.withLock { states.last } }
+    /// The last `state` message received, whole.
+    var lastState: [String: Any]? { lock.withLock { lastStateMessage } }
+    /// The remote message of the last state received.
+    var lastMessage: String? { (lastState?["remote"] as? [String: Any])?["message"] as? String }
+    var hungUp: Bool { lock.withLock { ended } }
+    var saidBye: Bool { lock.withLock { sawBye } }
+    var replyTypes: [String] { lock.withLock { replies.compactMap { $0["type"] as? String } } }
+
+    /// Every seq greater than the one before.
+    var seqOnlyIncreased: Bool {
+        let seqs = receivedStates.map(\.seq)
         return zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }
     }
 
-    /// The remote message of the last state received.
-    var lastMessage: String? { (last?["remote"] as? [String: Any])?["message"] as? String }
+    /// Waits until the latest state received is `state` (from a status reply).
+    func waitForLatest(_ state: (seq: Int, mode: String), timeout: Double = 5) -> Bool {
+        blockingWaitUntil(within: timeout, intervalMicros: 5_000) {
+            latest.map { $0.seq == state.seq && $0.mode == state.mode } ?? false
+        }
+    }
 
-    /// Waits until the last state received carries `message`.
+    /// Waits until the latest state received is the one `beacond status` reports (asked again on
+    /// each try, as the state may still move).
+    func waitForLatest(of daemon: DaemonProcess, timeout: Double = 5) -> Bool {
+        blockingWaitUntil(within: timeout, intervalMicros: 20_000) {
+            guard let state = DaemonProcess.state(of: daemon.quickStatus()), let latest else { return false }
+            return latest.seq == state.seq && latest.mode == state.mode
+        }
+    }
+
+    /// Waits until the last state received carries the remote message `message`.
     func waitForMessage(_ message: String, timeout: Double = 5) -> Bool {
         blockingWaitUntil(within: timeout, intervalMicros: 20_000) { lastMessage == message }
+    }
+
+    /// Sends `ping` and waits for a `pong`; false when none came.
+    func ping(timeout: Double = 5) -> Bool {
+        let before = lock.withLock { replies.count }
+        send(#"{"cmd":"ping"}"#)
+        return blockingWaitUntil(within: timeout, intervalMicros: 5_000) {
+            lock.withLock { replies.dropFirst(before).contains { $0["type"] as? String == "pong" } }
+        }
     }
 }

@@ -1,36 +1,56 @@
 #!/usr/bin/python3
-"""A stand-in for the venue API, for the remote poller tests.
+"""A stand-in for the venue API, for the remote poller tests and the remote fault-injection tests
+(docs/robustness.md): it answers as the test says, misbehaving on request.
 
 Usage: remote_api_server.py CONTROL_FILE LOG_FILE [CERT_FILE KEY_FILE]
 
-Binds 127.0.0.1 on a free port (HTTPS when a certificate and key are given), prints the
-port on stdout, then serves every GET as CONTROL_FILE says, re-reading it per request:
+Binds 127.0.0.1 on a free port (HTTPS when a certificate and key are given), prints the port on
+stdout, then answers every GET as CONTROL_FILE says, re-reading it per request:
 
-  {"status": 200, "body": "<text>"}              the body, with Content-Length
-  {"hang": 30}                                   say nothing for 30 s
-  {"stream_bytes": N}                            200, N bytes of JSON-ish filler, no
-                                                 Content-Length, written in 4 KiB chunks
-  {"status": 200, "body": "...", "chunked": true} the body without Content-Length
+  {"status": 200, "body": "<text>"}           the body (UTF-8), with Content-Length
+  {"body_hex": "c3 28"}                       raw bytes instead of "body" (invalid UTF-8 ...)
+  {"headers": {"Location": "http://..."}}     extra response headers (a redirect)
+  {"chunked": true}                           the body without Content-Length, then the
+                                              connection closed
+  {"content_length": N}                       declare N bytes whatever the body holds; when N is
+                                              larger, the body is sent, then the connection closed
+  {"hang": 30}                                read the request, then say nothing for 30 s
+  {"stream_bytes": N, "declare": false}       200, N bytes of JSON-ish filler in 4 KiB writes,
+                                              without Content-Length ("declare": true sends N as it)
+  {"flip": [CONTROL, CONTROL, ...], "period": 0.1}
+                                              the one at index int(time / period) % count
 
-Each request appends a JSON line to LOG_FILE: {"path", "authorization", "event"}; a streamed
-body adds {"event": "stream_end", "sent": n, "complete": bool}.
+Each request appends a JSON line to LOG_FILE: {"event": "request", "path", "authorization",
+"t": <unix s>}; a streamed body adds {"event": "stream_end", "sent": n, "complete": bool}.
 """
 import json
 import os
 import signal
-import threading
 import socket
 import ssl
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CONTROL, LOG = sys.argv[1], sys.argv[2]
+LOG_LOCK = threading.Lock()
+# What a client that goes away mid-answer raises.
+GONE = (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError)
 
 
 def log(entry):
-    with open(LOG, "a") as handle:
+    with LOG_LOCK, open(LOG, "a") as handle:
         handle.write(json.dumps(entry) + "\n")
+
+
+def current_control():
+    with open(CONTROL) as handle:
+        control = json.load(handle)
+    if "flip" in control:
+        choices = control["flip"]
+        control = choices[int(time.time() / control.get("period", 0.1)) % len(choices)]
+    return control
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -40,32 +60,45 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        with open(CONTROL) as handle:
-            control = json.load(handle)
-        log({"event": "request", "path": self.path, "authorization": self.headers.get("Authorization")})
+        control = current_control()
+        log({
+            "event": "request", "path": self.path, "authorization": self.headers.get("Authorization"),
+            "t": time.time(),
+        })
         if "hang" in control:
             time.sleep(control["hang"])
             self.close_connection = True
             return
         if "stream_bytes" in control:
-            self.stream(control["stream_bytes"])
+            self.stream(control["stream_bytes"], control.get("declare", False))
             return
-        body = control.get("body", "").encode()
-        self.send_response(control.get("status", 200))
-        self.send_header("Content-Type", "application/json")
-        if control.get("chunked"):
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-            self.close_connection = True
+        if "body_hex" in control:
+            body = bytes.fromhex(control["body_hex"])
         else:
-            self.send_header("Content-Length", str(len(body)))
+            body = control.get("body", "").encode()
+        chunked = control.get("chunked", False)
+        length = control.get("content_length", len(body))
+        try:
+            self.send_response(control.get("status", 200))
+            self.send_header("Content-Type", "application/json")
+            for name, value in control.get("headers", {}).items():
+                self.send_header(name, value)
+            if not chunked:
+                self.send_header("Content-Length", str(length))
+            if chunked or length > len(body):
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(body)
+        except GONE:
+            pass
+        if chunked or length != len(body):
+            self.close_connection = True
 
-    def stream(self, total):
+    def stream(self, total, declare):
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
+        if declare:
+            self.send_header("Content-Length", str(total))
         self.send_header("Connection", "close")
         self.end_headers()
         chunk = b'{"pad":"' + b"x" * 4080 + b'"},'
@@ -78,7 +111,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 sent += len(piece)
             complete = True
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+        except GONE:
             pass
         self.close_connection = True
         log({"event": "stream_end", "sent": sent, "complete": complete})
@@ -94,10 +127,14 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     address_family = socket.AF_INET
 
+    def handle_error(self, request, client_address):
+        # A client that goes away mid-handshake (the daemon refusing a certificate) is expected.
+        pass
+
 
 def main():
-    # Spawned from a thread that blocks most signals, the mask is inherited: unblock, so
-    # SIGTERM works, and die with the parent's pipe if the test process goes away.
+    # A child spawned from a test thread inherits its blocked signals: unblock them, so SIGTERM
+    # works, and die with the parent's pipe if the test process goes away.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(target=watch_parent, daemon=True).start()
