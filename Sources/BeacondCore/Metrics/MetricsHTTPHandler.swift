@@ -15,8 +15,7 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     private let admitted: Bool
     private let connections: MetricsConnectionCount
     private let scrape: (any EventLoop) -> EventLoopFuture<[UInt8]>
-    private var request: HTTPRequestHead?
-    private var closing = false
+    private var requests = SmallHTTPRequestGate(methods: [.GET])
     private var released = false
 
     init(
@@ -31,7 +30,7 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     /// A connection over the cap is closed at once: it never holds a descriptor.
     func channelActive(context: ChannelHandlerContext) {
         guard admitted else {
-            closing = true
+            requests.close()
             context.close(promise: nil)
             return
         }
@@ -46,19 +45,10 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            if let refusal = SmallHTTP.refusal(of: head, methods: [.GET]) {
-                return refuse(context, refusal.status, refusal.text, extra: refusal.extraHeaders)
-            }
-            request = head
-        case .body:
-            break
-        case .end:
-            guard let head = request else { return }
-            request = nil
-            route(context, head)
+        switch requests.read(unwrapInboundIn(data)) {
+        case .wait: break
+        case .refuse(let refusal): refuse(context, refusal)
+        case .route(let head): route(context, head)
         }
     }
 
@@ -71,11 +61,11 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !closing else {
+        guard let refusal = requests.refusal(after: error) else {
             context.close(promise: nil)
             return
         }
-        refuse(context, .badRequest, "bad request\n", extra: [])
+        refuse(context, refusal)
     }
 
     private func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
@@ -111,11 +101,9 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     /// Answers at once and closes the connection.
-    private func refuse(
-        _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ text: String, extra: [(String, String)]
-    ) {
-        closing = true
-        request = nil
-        respond(context, status, "text/plain; charset=utf-8", Array(text.utf8), keepAlive: false, extra: extra)
+    private func refuse(_ context: ChannelHandlerContext, _ refusal: SmallHTTP.Refusal) {
+        respond(
+            context, refusal.status, "text/plain; charset=utf-8", Array(refusal.text.utf8), keepAlive: false,
+            extra: refusal.extraHeaders)
     }
 }

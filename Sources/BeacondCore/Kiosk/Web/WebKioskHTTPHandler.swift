@@ -13,9 +13,7 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
 
     private let hub: WebKioskHub
     private var context: ChannelHandlerContext?
-    private var request: HTTPRequestHead?
-    /// The request was answered early (405, 413) and the connection is closing: ignore the rest.
-    private var closing = false
+    private var requests = SmallHTTPRequestGate(methods: [.GET, .HEAD])
     private var streaming = false
     private var pendingEvent: ByteBuffer?
 
@@ -38,19 +36,11 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing, !streaming else { return }
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            if let refusal = SmallHTTP.refusal(of: head, methods: [.GET, .HEAD]) {
-                return refuse(context, refusal.status, refusal.text, extra: refusal.extraHeaders)
-            }
-            request = head
-        case .body:
-            break
-        case .end:
-            guard let head = request else { return }
-            request = nil
-            route(context, head)
+        guard !streaming else { return }
+        switch requests.read(unwrapInboundIn(data)) {
+        case .wait: break
+        case .refuse(let refusal): refuse(context, refusal)
+        case .route(let head): route(context, head)
         }
     }
 
@@ -67,11 +57,11 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
     /// A request NIOHTTP1's decoder refused (malformed, or headers beyond its limit) gets 400
     /// with the usual headers and is closed; any other error closes the connection.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !streaming, !closing else {
+        guard !streaming, let refusal = requests.refusal(after: error) else {
             context.close(promise: nil)
             return
         }
-        refuse(context, .badRequest, "bad request\n", extra: [])
+        refuse(context, refusal)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -139,7 +129,9 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
     private func openStream(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
         guard hub.register(self) else {
             let text = "too many kiosk clients (at most \(hub.maxStreams))\n"
-            return refuse(context, .serviceUnavailable, text, extra: [("Retry-After", "5")])
+            requests.close()
+            let full = SmallHTTP.Refusal(status: .serviceUnavailable, text: text, extraHeaders: [("Retry-After", "5")])
+            return refuse(context, full)
         }
         streaming = true
         var headers = Self.headers(contentType: "text/event-stream; charset=utf-8")
@@ -163,14 +155,10 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
     }
 
     /// Answers at once and closes the connection (the request's body, if any, is not read).
-    private func refuse(
-        _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ text: String, extra: [(String, String)]
-    ) {
-        closing = true
-        request = nil
+    private func refuse(_ context: ChannelHandlerContext, _ refusal: SmallHTTP.Refusal) {
         respond(
-            context, status, "text/plain; charset=utf-8", Array(text.utf8), isHead: false, keepAlive: false,
-            extra: extra)
+            context, refusal.status, "text/plain; charset=utf-8", Array(refusal.text.utf8), isHead: false,
+            keepAlive: false, extra: refusal.extraHeaders)
     }
 
     /// The headers every response carries.

@@ -1,0 +1,62 @@
+import NIOHTTP1
+
+/// The request side of one connection of beacond's small HTTP servers (the web kiosk and the
+/// metrics endpoint), after NIOHTTP1's decoder: a head is checked (`SmallHTTP.refusal`), a body is
+/// never read, and the end hands the whole request over to be routed. Once a refusal is handed out
+/// (or the handler closes it) the connection is closing, and whatever else arrives is ignored.
+struct SmallHTTPRequestGate {
+    /// What the handler does after a request part.
+    enum Step {
+        /// Nothing yet: a head waiting for its end, a body part, or anything after a refusal.
+        case wait
+        /// Answer at once with this, and close the connection.
+        case refuse(SmallHTTP.Refusal)
+        /// A whole request to route.
+        case route(HTTPRequestHead)
+    }
+
+    /// The methods served; any other is refused with 405.
+    let methods: [HTTPMethod]
+    /// A refusal was handed out or the handler closed the connection: the rest is ignored.
+    private(set) var closing = false
+    private var pending: HTTPRequestHead?
+
+    init(methods: [HTTPMethod]) {
+        self.methods = methods
+    }
+
+    mutating func read(_ part: HTTPServerRequestPart) -> Step {
+        guard !closing else { return .wait }
+        switch part {
+        case .head(let head):
+            if let refusal = SmallHTTP.refusal(of: head, methods: methods) {
+                close()
+                return .refuse(refusal)
+            }
+            pending = head
+        case .body:
+            break
+        case .end:
+            if let head = pending {
+                pending = nil
+                return .route(head)
+            }
+        }
+        return .wait
+    }
+
+    /// The answer to an error from the pipeline: a request NIOHTTP1's decoder refused (malformed,
+    /// or headers beyond its limit) gets 400 unless the connection is already closing; nil when the
+    /// connection is just to be closed.
+    mutating func refusal(after error: any Error) -> SmallHTTP.Refusal? {
+        guard error is HTTPParserError, !closing else { return nil }
+        close()
+        return SmallHTTP.Refusal(status: .badRequest, text: "bad request\n", extraHeaders: [])
+    }
+
+    /// The connection is closing: what arrives from now on is ignored.
+    mutating func close() {
+        closing = true
+        pending = nil
+    }
+}
