@@ -45,9 +45,17 @@ import Testing
     @Test func aLongFailureIsCapped() {
         let long = String(repeating: "/etc/beacond/beacond.yaml:9:1: x: unknown key\n", count: 100)
         let capped = ConfigStatus.cappedFailure(long)
-        #expect(capped.count == ConfigStatus.maxFailureLength)
+        #expect(capped.utf8.count == ConfigStatus.maxFailureLength)
         #expect(capped.hasSuffix("…"))
+        #expect(long.hasPrefix(String(capped.dropLast())))
         #expect(ConfigStatus.cappedFailure("short") == "short")
+        // One Character of 100,000 scalars (a key of combining marks) is cut by bytes, not characters.
+        let combining = "/x.yaml:1:1: a" + String(repeating: "\u{301}", count: 100_000) + ": unknown key"
+        #expect(combining.count < ConfigStatus.maxFailureLength)
+        let cut = ConfigStatus.cappedFailure(combining)
+        #expect(cut.utf8.count <= ConfigStatus.maxFailureLength && cut.utf8.count > ConfigStatus.maxFailureLength - 4)
+        #expect(cut.unicodeScalars.starts(with: "/x.yaml:1:1: a\u{301}".unicodeScalars))
+        #expect(cut.unicodeScalars.last == "…")
     }
 
     @Test func humanStatusShowsTheConfigLine() {

@@ -16,10 +16,11 @@ package struct ConfigStatus: Hashable, Sendable, Decodable {
     /// Reloads refused since start: the file was invalid, and the running settings were kept.
     package var reloadFailures = 0
     /// Why the latest reload was refused (`FILE:LINE:COLUMN: KEY: REASON`, one line per problem, at
-    /// most `maxFailureLength` characters); nil when the latest reload was applied, or none was refused.
+    /// most `maxFailureLength` bytes of UTF-8); nil when the latest reload was applied, or none was refused.
     package var lastFailure: String?
 
-    /// The cap on `lastFailure`: a file with thousands of problems does not grow every status reply.
+    /// The cap on `lastFailure`, in UTF-8 bytes: a file with thousands of problems (or a key of a
+    /// million combining marks, one `Character`) does not grow every status reply.
     package static let maxFailureLength = 512
 
     enum CodingKeys: String, CodingKey {
@@ -38,10 +39,19 @@ package struct ConfigStatus: Hashable, Sendable, Decodable {
         self.loadedAge = loadedAge
     }
 
-    /// `text` cut to `maxFailureLength` characters, the cut marked with `…`.
+    /// `text` cut to at most `maxFailureLength` UTF-8 bytes, between whole scalars, the cut marked
+    /// with `…`.
     package static func cappedFailure(_ text: String) -> String {
-        guard text.count > maxFailureLength else { return text }
-        return String(text.prefix(maxFailureLength - 1)) + "…"
+        guard text.utf8.count > maxFailureLength else { return text }
+        let budget = maxFailureLength - "…".utf8.count
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            if bytes > budget { break }
+            kept.append(scalar)
+        }
+        return String(kept) + "…"
     }
 
     func render(into writer: inout JSONWriter) {
