@@ -1,3 +1,4 @@
+import BeacondCore
 import BeacondTestSupport
 import Foundation
 import Testing
@@ -60,17 +61,18 @@ import Testing
     /// next of 100 versions naming zones 1–3 differently; every tenth version is invalid, the last
     /// one too. Five clients stay connected throughout (none gets `bye` or loses its connection,
     /// each ends with the latest state, seqs only increasing), and the last reload outcome logged
-    /// is the refusal of the last file.
+    /// is the refusal of the last file. `status.config` then names version 98 (the last valid one)
+    /// by its SHA-256, counts what the log counts, and names the file and line of the refusal.
     @Test func aHundredSIGHUPsInASecondDropNoClientAndLeaveTheLastValidFile() throws {
         let directory = try TemporaryDirectory(prefix: "bfh", short: true)
-        let config = directory.path + "/beacond.yaml"
+        let path = directory.path + "/beacond.yaml"
         func version(_ index: Int) -> String {
             let names = "zones:\n  names:\n    1: Turn \(index)\n    2: Turn \(index)\n    3: Turn \(index)\n"
             return index % 10 == 9 ? names + "  nmaes: {}\n" : names // every tenth: an unknown key
         }
-        try version(0).write(toFile: config, atomically: true, encoding: .utf8)
+        try version(0).write(toFile: path, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(
-            ["--config", config, "--backend", "replay", "--replay", Self.example, "--speed", "max"],
+            ["--config", path, "--backend", "replay", "--replay", Self.example, "--speed", "max"],
             socket: directory.path + "/s", stateDirectory: directory.path)
         #expect(daemon.waitForLog("holding the final state"), "\(daemon.logText)")
         let clients = try (0..<5).map { _ in try WatchingClient(path: daemon.socket) }
@@ -79,7 +81,7 @@ import Testing
         for index in 1..<100 {
             let staged = directory.path + "/staged.yaml"
             try version(index).write(toFile: staged, atomically: false, encoding: .utf8)
-            #expect(rename(staged, config) == 0)
+            #expect(rename(staged, path) == 0)
             kill(daemon.pid, SIGHUP)
             usleep(10_000)
         }
@@ -99,13 +101,29 @@ import Testing
             #expect(!client.hungUp && !client.saidBye)
             #expect(client.ping())
         }
+        // The status and the log agree once the log pipe has delivered every line.
+        var config: [String: Any] = [:]
+        let agreed = blockingWaitUntil(within: 5, intervalMicros: 20_000) {
+            config = daemon.quickStatus()?["config"] as? [String: Any] ?? [:]
+            let applied = daemon.count("config reloaded") + daemon.count("reload: nothing changed")
+            return config["reloads"] as? Int == applied
+                && config["reload_failures"] as? Int == daemon.count("reload failed")
+        }
         let reloaded = daemon.count("config reloaded")
         let failed = daemon.count("reload failed")
+        #expect(agreed, "status \(config), log: \(reloaded) reloaded, \(failed) refused")
+        #expect(config["path"] as? String == path)
+        #expect(config["sha256"] as? String == SHA256Digest(of: Array(version(98).utf8)).hex)
+        let lastFailure = config["last_failure"] as? String ?? ""
+        #expect(lastFailure.hasPrefix("\(path):6:3: zones.nmaes: unknown key"), "\(lastFailure)")
+        let human = try FaultProbe.statusCommand(daemon.socket).result.stdout
+        #expect(human.contains("last reload refused: \(path):6:3: zones.nmaes"), "\(human)")
         print(
             """
             fault process sighup: 99 SIGHUPs in \(String(format: "%.2f", stormSeconds)) s, \(reloaded) reloads \
             applied, \(failed) refused, \(clients[0].receivedStates.count) states to each client, final seq \
-            \(state.seq)
+            \(state.seq); status.config: sha256 \((config["sha256"] as? String ?? "-").prefix(12)) (version 98), \
+            reloads \(config["reloads"] as? Int ?? -1), reload_failures \(config["reload_failures"] as? Int ?? -1)
             """)
         #expect(reloaded >= 1 && failed >= 1)
         #expect(daemon.stop() != nil)

@@ -15,8 +15,19 @@ extension DaemonConfiguration {
     package static func load(path: String?, overrides: DaemonOverrides) throws(ConfigurationError)
         -> DaemonConfiguration
     {
-        let file = try path.map { (path) throws(ConfigurationError) in try parse(path: path) } ?? DaemonConfiguration()
-        return try overrides.applied(to: file)
+        try loadIdentified(path: path, overrides: overrides).configuration
+    }
+
+    /// `load(path:overrides:)`, with the file's identity: the SHA-256 of the very bytes parsed.
+    package static func loadIdentified(path: String?, overrides: DaemonOverrides) throws(ConfigurationError)
+        -> LoadedConfiguration
+    {
+        guard let path else {
+            return LoadedConfiguration(configuration: try overrides.applied(to: DaemonConfiguration()), file: nil)
+        }
+        let (file, digest) = try parseIdentified(path: path)
+        return LoadedConfiguration(
+            configuration: try overrides.applied(to: file), file: ConfigFileIdentity(path: path, sha256: digest))
     }
 
     /// `--config` absent: the default file when it exists, otherwise nil (built-in defaults).
@@ -27,14 +38,25 @@ extension DaemonConfiguration {
 
     /// Reads a file's keys without the checks that span keys (those wait for the flags).
     static func parse(path: String) throws(ConfigurationError) -> DaemonConfiguration {
-        let text = try readFile(path)
+        try parseIdentified(path: path).configuration
+    }
+
+    /// `parse(path:)` and the SHA-256 of the bytes it parsed: the file is read once, and the one
+    /// buffer is both hashed and parsed, so a file replaced in between cannot pair one file's
+    /// settings with another's digest.
+    static func parseIdentified(path: String) throws(ConfigurationError)
+        -> (configuration: DaemonConfiguration, sha256: SHA256Digest)
+    {
+        let bytes = try readFile(path)
+        let digest = SHA256Digest(of: bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
         let directory: String
         if let slash = path.lastIndex(of: "/") {
             directory = slash == path.startIndex ? "/" : String(path[..<slash])
         } else {
             directory = "."
         }
-        return try parse(yaml: text, file: path, relativeTo: directory)
+        return (try parse(yaml: text, file: path, relativeTo: directory), digest)
     }
 
     /// Parses YAML text as a config file named `file`; `base` resolves relative paths.
@@ -67,7 +89,8 @@ extension DaemonConfiguration {
         return walker.configuration
     }
 
-    private static func readFile(_ path: String) throws(ConfigurationError) -> String {
+    /// The file's bytes, checked for size and UTF-8.
+    private static func readFile(_ path: String) throws(ConfigurationError) -> [UInt8] {
         func failure(_ reason: String) -> ConfigurationError {
             ConfigurationError(ConfigurationProblem(file: path, key: nil, reason: reason))
         }
@@ -91,7 +114,7 @@ extension DaemonConfiguration {
             }
         }
         if let problem = ConfigFileBytes.invalidUTF8(bytes, file: path) { throw ConfigurationError(problem) }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     private static func yamlProblem(_ error: any Error, file: String, text: String) -> ConfigurationProblem {

@@ -21,6 +21,8 @@ struct ReloadPlan: Sendable {
     var needsRestart: [Change]
     /// What the daemon runs with from now on: the new live values, the running values of the rest.
     var configuration: DaemonConfiguration
+    /// The file just read and its digest (nil without a config file): set by `reload`.
+    var file: ConfigFileIdentity?
 
     /// Nothing changed at all.
     var isEmpty: Bool { applied.isEmpty && needsRestart.isEmpty }
@@ -80,7 +82,7 @@ extension DaemonConfiguration {
                 effective.origins[key] = old.origins[key]
             }
         }
-        return ReloadPlan(applied: applied, needsRestart: needsRestart, configuration: effective)
+        return ReloadPlan(applied: applied, needsRestart: needsRestart, configuration: effective, file: nil)
     }
 
     /// Loads the file again with the same flags on top and compares it with `current`.
@@ -88,7 +90,10 @@ extension DaemonConfiguration {
     static func reload(path: String?, overrides: DaemonOverrides, current: DaemonConfiguration)
         throws(ConfigurationError) -> ReloadPlan
     {
-        try load(path: path, overrides: overrides).reloadPlan(from: current)
+        let loaded = try loadIdentified(path: path, overrides: overrides)
+        var plan = loaded.configuration.reloadPlan(from: current)
+        plan.file = loaded.file
+        return plan
     }
 }
 

@@ -15,6 +15,8 @@ struct DaemonStartError: Error, CustomStringConvertible {
 /// poller, SIGHUP reloads and systemd notifications, run as a service group until SIGTERM or SIGINT.
 package final class Daemon {
     private let configurationPath: String?
+    /// `status.config`: the file in force, its digest, the reload counts.
+    private let configInForce: ConfigInForce
     private let overrides: DaemonOverrides
     private var configuration: DaemonConfiguration
     private let levelControl: LogLevelControl
@@ -36,11 +38,12 @@ package final class Daemon {
     private let mqtt: MqttPublisher?
 
     package init(
-        configuration: DaemonConfiguration, configurationPath: String?, overrides: DaemonOverrides,
-        levelControl: LogLevelControl, logger: Logger
+        configuration: DaemonConfiguration, configurationPath: String?, configurationFile: ConfigFileIdentity?,
+        overrides: DaemonOverrides, levelControl: LogLevelControl, logger: Logger
     ) throws {
         self.configuration = configuration
         self.configurationPath = configurationPath
+        configInForce = ConfigInForce(file: configurationFile)
         self.overrides = overrides
         self.levelControl = levelControl
         self.logger = logger
@@ -191,8 +194,10 @@ package final class Daemon {
         let scanner = backend as? ScannerStatusReporting
         let logger = logger
         let mqttOutbox = mqtt?.outbox
+        let configInForce = configInForce
         try await hub.eventLoop.submit {
             publisher.addStatusProvider { status in
+                status.config = configInForce.status()
                 if let mqttOutbox { status.mqtt = mqttOutbox.status }
                 if let scanSink { status.scan = scanSink.scanStatus }
                 scanner?.report(into: &status)
@@ -263,16 +268,18 @@ package final class Daemon {
 
     /// SIGHUP: reloads the configuration file. Fusion and remote settings, zone names and the log
     /// level apply at once without dropping clients; the rest is logged as needing a restart. A bad file
-    /// keeps the running configuration.
+    /// keeps the running configuration (and `status.config` its digest, with the refusal).
     fileprivate func reload() async {
         let plan: ReloadPlan
-        do {
+        do throws(ConfigurationError) {
             plan = try DaemonConfiguration.reload(path: configurationPath, overrides: overrides, current: configuration)
         } catch {
+            configInForce.refused(error)
             logger.error("reload failed, keeping the running configuration: \(error)")
             return
         }
         guard let summary = plan.summary else {
+            configInForce.applied(plan.file)
             logger.info("reload: nothing changed")
             return
         }
@@ -297,6 +304,8 @@ package final class Daemon {
                 logger.warning("reload: starting or stopping the remote poller needs a restart")
             }
         }
+        // Once the hub runs with it: a status never names a file before its settings are in force.
+        configInForce.applied(plan.file)
         logger.info("config reloaded: \(summary)")
     }
 

@@ -42,6 +42,8 @@ package enum StatusReport {
             clients += ", \(server.errors) errors"
             out += line("clients", clients)
         }
+        if let mqtt = status.mqtt { out += line("mqtt", self.mqtt(mqtt)) }
+        if let config = status.config { out += line("config", self.config(config)) }
         let counters = status.counters
         let shown = [
             ("signals", counters.signals), ("accepted", counters.accepted),
@@ -103,6 +105,42 @@ package enum StatusReport {
             out += rendered + "\n"
         }
         return out
+    }
+
+    /// `mqtt://broker:1883 node kiosk-7, connected, 2 reconnects, states 40 sent 3 coalesced, sightings …`
+    private static func mqtt(_ mqtt: MqttStatus) -> String {
+        var text = TerminalText.escaped(withoutCredentials(mqtt.url)) + " node " + TerminalText.escaped(mqtt.node)
+        text += mqtt.connected ? ", connected" : ", NOT connected"
+        text += ", \(mqtt.reconnects) reconnects"
+        text += ", states \(mqtt.publishedStates) sent \(mqtt.coalescedStates) coalesced"
+        text += ", sightings \(mqtt.publishedSightings) sent \(mqtt.droppedSightings) dropped"
+        if !mqtt.connected, let error = mqtt.lastError { text += ", last error: " + TerminalText.escaped(error) }
+        return text
+    }
+
+    /// A URL with any `user:password@` cut out. The daemon never puts one there (`mqtt.url` refuses
+    /// credentials), but a status may come from any socket.
+    private static func withoutCredentials(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + String(rest[rest.index(after: at)...])
+    }
+
+    /// `/etc/beacond/beacond.yaml sha256 0123456789ab, loaded 5m03s ago, 2 reloads, 1 refused`, then
+    /// the first problem of a refusal that is still the latest reload's outcome.
+    private static func config(_ config: ConfigStatus) -> String {
+        var text = config.path.map(TerminalText.escaped) ?? "no file (built-in defaults and flags)"
+        if let digest = config.sha256 { text += " sha256 " + TerminalText.escaped(String(digest.prefix(12))) }
+        text += ", loaded \(duration(config.loadedAge)) ago"
+        text += ", \(config.reloads) reloads, \(config.reloadFailures) refused"
+        if let failure = config.lastFailure {
+            let lines = failure.split(separator: "\n", omittingEmptySubsequences: true)
+            let first = lines.first.map { TerminalText.escaped(String($0), limit: ConfigStatus.maxFailureLength) } ?? ""
+            text += "; last reload refused: " + first + (lines.count > 1 ? " …" : "")
+        }
+        return text
     }
 
     private static func remote(_ remote: RemoteReport?) -> String {

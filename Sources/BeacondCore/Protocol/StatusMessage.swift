@@ -1,6 +1,6 @@
 /// `{"type":"status",…}`: the answer to `{"cmd":"status"}` (docs/protocol.md, "status"). The
 /// hub fills the state, lists and counters; each edge adds its own typed part (`server`,
-/// `scan`, `hci` or `bluez`, `remote_poller`) through the hub's status providers.
+/// `scan`, `hci` or `bluez`, `remote_poller`, `mqtt`, `config`) through the hub's status providers.
 package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
     package var protocolVersion: Int
     package var version: String
@@ -20,6 +20,8 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
     package var server: ServerStatus?
     /// The MQTT publisher's health (`mqtt.url` set); nil otherwise.
     package var mqtt: MqttStatus?
+    /// Which config file is in force and how reloads went (`beacond run`); nil from other servers.
+    package var config: ConfigStatus?
     /// Devices heard that are not GeoRacing beacons, strongest first: only in the answer to
     /// `{"cmd":"status","devices":true}` (nil otherwise, and from older daemons).
     package var devices: [DeviceReport]?
@@ -35,7 +37,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         case beaconsOmitted = "beacons_omitted"
         case remote, scanner, counters, scan, hci, bluez
         case remotePoller = "remote_poller"
-        case server, devices, mqtt
+        case server, devices, mqtt, config
         case devicesCounters = "devices_counters"
     }
 
@@ -86,6 +88,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         if let remotePoller { writer.key("remote_poller"); remotePoller.render(into: &writer) }
         if let server { writer.key("server"); server.render(into: &writer) }
         if let mqtt { writer.key("mqtt"); mqtt.render(into: &writer) }
+        if let config { writer.key("config"); config.render(into: &writer) }
         if let devices {
             writer.key("devices")
             writer.beginArray()

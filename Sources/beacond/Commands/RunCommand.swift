@@ -91,18 +91,20 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let overrides = self.overrides
         let path = config ?? DaemonConfiguration.defaultPathIfPresent()
-        let configuration: DaemonConfiguration
+        let loaded: LoadedConfiguration
         do throws(ConfigurationError) {
-            configuration = try DaemonConfiguration.load(path: path, overrides: overrides)
+            loaded = try DaemonConfiguration.loadIdentified(path: path, overrides: overrides)
         } catch {
             printError("beacond run: \(error)")
             throw ExitCode(error.exitCode)
         }
+        let configuration = loaded.configuration
         let levelControl = DaemonLogging.bootstrap(level: configuration.log.level)
         let logger = Logger(label: "beacond")
         do {
             let daemon = try Daemon(
-                configuration: configuration, configurationPath: path, overrides: overrides,
+                configuration: configuration, configurationPath: path, configurationFile: loaded.file,
+                overrides: overrides,
                 levelControl: levelControl, logger: logger)
             try await daemon.run()
         } catch {

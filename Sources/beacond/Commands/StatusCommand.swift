@@ -12,8 +12,9 @@ struct StatusCommand: ParsableCommand {
         abstract: "Print the running daemon's state and beacon table once.",
         discussion: """
             Connects to the daemon's socket, reads the greeting, sends {"cmd":"status"} and prints \
-            the answer: the track mode, source and zone, remote and scanner health, the active \
-            overrides and the recently heard beacons. With --json, prints the status object as the \
+            the answer: the track mode, source and zone, remote and scanner health, MQTT health, the \
+            configuration file in force (path, SHA-256, reloads), the active overrides and the recently \
+            heard beacons. With --json, prints the status object as the \
             daemon sent it (one line; see docs/protocol.md). Exits 1 when no daemon answers.
             """
     )
