@@ -40,13 +40,16 @@ extension BenchDaemonCommand {
             print("          ... of which on the hub's loop: \(result.scrapesOnLoop?.line ?? "-")")
             for line in result.histogram { print("          " + line) }
         }
-        let floor = try SocketFloorBench.run(subscribers: result.subscribers, readerThreads: result.readerThreads)
+        let reference = try SocketFloorBench.run(
+            subscribers: result.subscribers, readerThreads: result.readerThreads, samples: result.samples)
         print(
             """
-                      reference, the kernel alone: one thread writing a line to each of the \
-            \(result.subscribers) sockets (same readers, no beacond): \(floor?.line ?? "-")
+                      reference, the kernel alone: one thread writing the same state line to each of \
+            \(result.subscribers) sockets, read by the same reader (\(result.readerThreads) threads), no beacond:
             """
         )
+        for line in reference.lines { print(line) }
+        let floor = reference.lastSubscriber
         print(
             """
                       target p99 < 1 ms at \(result.rate)/s with \(result.subscribers) subscribers: \
@@ -59,6 +62,9 @@ extension BenchDaemonCommand {
         if let floor {
             figures.record("\(key).kernel_alone.p50", Double(floor.p50) / 1e6, unit: "ms")
             figures.record("\(key).kernel_alone.p99", Double(floor.p99) / 1e6, unit: "ms")
+        }
+        if let writes = reference.writes {
+            figures.record("\(key).kernel_alone.writes_p99", Double(writes.p99) / 1e6, unit: "ms")
         }
         if readerThreads == 1 {
             SpeedGoal.latency(lastSubscriber: result.delivery.lastSubscriber, kernel: floor)?.report(

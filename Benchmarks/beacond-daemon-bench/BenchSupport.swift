@@ -198,6 +198,9 @@ final class BenchSubscriberReader: @unchecked Sendable {
     private let closedEarlyCount = Atomic<Int>(0)
     let threadCount: Int
     private var threads: [PosixThread] = []
+    /// The first state line subscriber 0 read for an even change (`[0]`) and an odd one (`[1]`),
+    /// with its newline: the kernel-alone reference writes the same lines. Read after `stop()`.
+    private(set) var samples: [[UInt8]?] = [nil, nil]
 
     var wrongMode: Int { wrongModes.load(ordering: .relaxed) }
     var unexpectedSeq: Int { unexpectedSeqs.load(ordering: .relaxed) }
@@ -356,6 +359,7 @@ final class BenchSubscriberReader: @unchecked Sendable {
         if !line[modeRange.upperBound..<modeEnd].elementsEqual(expectedModes[change]) {
             wrongModes.add(1, ordering: .relaxed)
         }
+        if subscriber == 0, samples[change % 2] == nil { samples[change % 2] = Array(line) + [UInt8(ascii: "\n")] }
         let slot = subscriber * changes + (change - 1)
         if arrivals[slot] == 0 {
             arrivals[slot] = now

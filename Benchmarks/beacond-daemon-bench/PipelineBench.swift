@@ -257,6 +257,8 @@ struct LatencyResult {
     var scrapesOnLoop: BenchStats?
     var scrapeBytes = 0
     var histogram: [String] = []
+    /// State lines the subscribers read (`BenchSubscriberReader.samples`), for the kernel-alone reference.
+    var samples: [[UInt8]?] = [nil, nil]
 
     var met: Bool { (delivery.stats?.p99 ?? .max) < 1_000_000 && observed == changes * subscribers }
 }
@@ -342,7 +344,7 @@ enum LatencyBench {
             disconnected: reader.closedEarly + figures.disconnectedSlow,
             scrapes: scraper.flatMap { BenchStats($0.durations) },
             scrapesOnLoop: scraper.flatMap { BenchStats($0.loopDurations) }, scrapeBytes: scraper?.bytes ?? 0,
-            histogram: scraper?.histogramLines ?? [])
+            histogram: scraper?.histogramLines ?? [], samples: reader.samples)
     }
 }
 

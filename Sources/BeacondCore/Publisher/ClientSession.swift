@@ -101,8 +101,17 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     // else through the pipeline and the client's queue.
 
     func deliver(state line: ByteBuffer) {
+        if deliverDirectly(state: line) { return }
+        deliverQueued(state: line)
+    }
+
+    func deliverDirectly(state line: ByteBuffer) -> Bool {
+        guard context != nil, !closing else { return true }
+        return outbound.writeDirectly(line, beacon: false)
+    }
+
+    func deliverQueued(state line: ByteBuffer) {
         guard let context, !closing else { return }
-        if outbound.writeDirectly(line, beacon: false) { return }
         context.writeAndFlush(wrapOutboundOut(.state(line)), promise: nil)
     }
 

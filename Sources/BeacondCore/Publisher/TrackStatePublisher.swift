@@ -7,8 +7,19 @@ protocol TrackStateSubscriber: AnyObject {
     var wantsBeacons: Bool { get }
     /// A new state message, one complete line.
     func deliver(state line: ByteBuffer)
+    /// The fan-out's first pass: the line straight to the socket when nothing waits for this
+    /// subscriber. True when it is taken care of (sent, or nothing to send to); false when it must
+    /// go through `deliverQueued(state:)` in the second pass.
+    func deliverDirectly(state line: ByteBuffer) -> Bool
+    /// The fan-out's second pass, for a subscriber whose `deliverDirectly(state:)` was false.
+    func deliverQueued(state line: ByteBuffer)
     /// A beacon update line, already coalesced to at most 4 per second per beacon.
     func deliver(beacon line: ByteBuffer)
+}
+
+extension TrackStateSubscriber {
+    func deliverDirectly(state line: ByteBuffer) -> Bool { false }
+    func deliverQueued(state line: ByteBuffer) { deliver(state: line) }
 }
 
 /// Fans the hub's publications out: renders each state message once and hands the line to every
@@ -28,7 +39,10 @@ package final class TrackStatePublisher: @unchecked Sendable {
     package var eventLoop: EventLoop { hub.eventLoop }
     /// The last state message as sent, for new subscribers; empty before the first publication.
     private(set) var stateLine = ByteBuffer()
-    private var subscribers: [ObjectIdentifier: TrackStateSubscriber] = [:]
+    /// The subscribers in one contiguous array, which the fan-out walks; `subscriberSlots` finds
+    /// one in it (removal moves the last one into its slot).
+    private var subscribers: ContiguousArray<TrackStateSubscriber> = []
+    private var subscriberSlots: [ObjectIdentifier: Int] = [:]
     private var beaconSubscribers = 0
     private var beaconThrottle = BeaconThrottle()
     /// The shared status lines: [0] without devices, [1] with them.
@@ -61,13 +75,24 @@ package final class TrackStatePublisher: @unchecked Sendable {
 
     func subscribe(_ subscriber: TrackStateSubscriber) {
         eventLoop.preconditionInEventLoop()
-        subscribers[ObjectIdentifier(subscriber)] = subscriber
+        let id = ObjectIdentifier(subscriber)
+        if let slot = subscriberSlots[id] {
+            subscribers[slot] = subscriber
+        } else {
+            subscriberSlots[id] = subscribers.count
+            subscribers.append(subscriber)
+        }
         recountBeaconSubscribers()
     }
 
     func unsubscribe(_ subscriber: TrackStateSubscriber) {
         eventLoop.preconditionInEventLoop()
-        subscribers[ObjectIdentifier(subscriber)] = nil
+        guard let slot = subscriberSlots.removeValue(forKey: ObjectIdentifier(subscriber)) else { return }
+        let last = subscribers.removeLast()
+        if slot < subscribers.count {
+            subscribers[slot] = last
+            subscriberSlots[ObjectIdentifier(last)] = slot
+        }
         recountBeaconSubscribers()
     }
 
@@ -75,7 +100,7 @@ package final class TrackStatePublisher: @unchecked Sendable {
     /// some subscriber wants them.
     func recountBeaconSubscribers() {
         eventLoop.preconditionInEventLoop()
-        let wanted = subscribers.values.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
+        let wanted = subscribers.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
         guard (wanted > 0) != (beaconSubscribers > 0) else {
             beaconSubscribers = wanted
             return
@@ -91,9 +116,16 @@ package final class TrackStatePublisher: @unchecked Sendable {
 
     // MARK: State
 
+    /// Two passes: first every subscriber with nothing waiting gets the line with one `send(2)`,
+    /// one after the other with no other work in between; then the rest (backed up, or with no
+    /// direct path) through their pipelines and bounded queues, where coalescing and drop notices
+    /// apply. A backed-up client's queue work so never delays an idle client's line.
     private func send(_ publication: Publication) {
-        stateLine = ByteBuffer(bytes: publication.message.line)
-        for subscriber in subscribers.values { subscriber.deliver(state: stateLine) }
+        let line = ByteBuffer(bytes: publication.message.line)
+        stateLine = line
+        var queued = ContiguousArray<TrackStateSubscriber>()
+        for subscriber in subscribers where !subscriber.deliverDirectly(state: line) { queued.append(subscriber) }
+        for subscriber in queued { subscriber.deliverQueued(state: line) }
     }
 
     // MARK: Beacons
@@ -121,7 +153,7 @@ package final class TrackStatePublisher: @unchecked Sendable {
         let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
         let line = ByteBuffer(bytes: message.line)
         counters.beaconUpdates += 1
-        for subscriber in subscribers.values where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
+        for subscriber in subscribers where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
     }
 
     // MARK: Status
