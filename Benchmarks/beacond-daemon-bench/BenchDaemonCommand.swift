@@ -13,6 +13,8 @@ import BenchmarkResults
 ///    the real HCI reader thread and `HubAdvertisementSink` into the hub: reader + loop < 50 % of a core.
 /// 4. Idle: the daemon binary replays a small capture at max speed, then holds its state with
 ///    10 subscribers: CPU over `--idle-seconds` < 1 %, RSS < 30 MB.
+/// 5. MQTT (`--only mqtt`, issue 16): the latency run's load with a state change every 1 ms, MQTT off
+///    then on against a real mosquitto, `--mqtt-rounds` times: added CPU < 5 %, socket p99 unchanged.
 @main
 struct BenchDaemonCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -54,7 +56,10 @@ struct BenchDaemonCommand: ParsableCommand {
     @Flag(help: "Latency run with the daemon's metrics on: the latency observer, and a scrape every 100 ms.")
     var metrics = false
 
-    @Option(help: "Runs to do: all, latency, fanout, hci or idle (comma-separated).")
+    @Option(name: .customLong("mqtt-rounds"), help: "Rounds of MQTT off then on in the mqtt run.")
+    var mqttRounds: Int = 3
+
+    @Option(help: "Runs to do: all, latency, fanout, hci, idle or mqtt (comma-separated).")
     var only: String = "all"
 
     @Option(help: "The beacond binary the idle run starts (default: the one beside this benchmark).")
@@ -88,10 +93,11 @@ struct BenchDaemonCommand: ParsableCommand {
                 "every figure must be positive: rates at most \(Self.maxRate), changes at most "
                     + "\(Self.maxChanges), subscribers and reader threads at most \(Self.maxSubscribers)")
         }
-        let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle"]
+        let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle", "mqtt"]
         guard only.split(separator: ",").allSatisfy({ known.contains($0) }) else {
-            throw ValidationError("--only takes all, latency, fanout, hci or idle")
+            throw ValidationError("--only takes all, latency, fanout, hci, idle or mqtt")
         }
+        guard (1...20).contains(mqttRounds) else { throw ValidationError("--mqtt-rounds must be between 1 and 20") }
     }
 
     func run() throws {
@@ -217,6 +223,7 @@ struct BenchDaemonCommand: ParsableCommand {
             figures.record("idle.rss", Double(result.rssKB), unit: "KiB")
             figures.record("idle.peak_rss", Double(result.peakRSSKB), unit: "KiB")
         }
+        if wanted("mqtt") { try runMqtt(figures: &figures, missed: &missed) }
         if let results {
             try figures.write(to: results)
             print("figures written to \(results)")

@@ -24,7 +24,8 @@ final class BenchPipeline: @unchecked Sendable {
     nonisolated(unsafe) static var baseline = false
 
     /// `scraper`: the daemon's metrics on (`--metrics`), observing the hub and scraping it.
-    init(scraper: MetricsScraper? = nil) throws {
+    /// `beforeStart`: more of the hub's observers (the MQTT run's publisher), added after the socket's.
+    init(scraper: MetricsScraper? = nil, beforeStart: (TrackStateHub) throws -> Void = { _ in }) throws {
         path = "/tmp/beacond-dbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         var logger = Logger(label: "beacond.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
@@ -37,6 +38,7 @@ final class BenchPipeline: @unchecked Sendable {
         self.hub = hub
         let publisher = TrackStatePublisher(hub: hub)
         scraper?.observe(hub)
+        try beforeStart(hub)
         var limits = ClientLimits()
         limits.directWrites = !Self.baseline
         server = TrackStateServer(publisher: publisher, path: path, limits: limits, logger: logger)

@@ -1,14 +1,16 @@
 import BenchmarkResults
 
-/// Issue 15's goals for the daemon, each a ratio to a reference: the kernel alone in the same
-/// run, or the README's figure from before the issue. Printed with the goal, met or missed, and
-/// recorded under `goals.*` (the ratio, and `.met` 1 or 0).
+/// Issues 15's and 16's goals for the daemon, each a ratio to a reference: the kernel alone in the
+/// same run, the README's figure from before the issue, the budget, or the same run with MQTT off.
+/// Printed with the goal, met or missed, and recorded under `goals.*` (the ratio, and `.met` 1 or 0).
 struct SpeedGoal {
     /// The key under `goals.` in the results.
     var key: String
     var line: String
     var ratio: Double
     var met: Bool
+    /// The issue that set the goal.
+    var issue = 15
 
     /// The README's figures before issue 15 (its "## Benchmark" table).
     static let previousFanOutP99Millis = 38.0
@@ -64,11 +66,47 @@ struct SpeedGoal {
             ratio: ratio, met: met)
     }
 
+    static let mqttAddedCPUGoalPercent = 5.0
+    static let mqttLatencyTolerance = 0.10
+
+    /// Issue 16: the CPU that 1,000 state changes per second to the broker add (MQTT on − off, % of one
+    /// core): goal < 5 %, and only if the states reached the broker. Recorded: the share of the budget.
+    static func mqttCPU(addedPercent: Double, delivered: Bool) -> SpeedGoal? {
+        guard addedPercent.isFinite else { return nil }
+        let met = addedPercent < mqttAddedCPUGoalPercent && delivered
+        return SpeedGoal(
+            key: "mqtt_added_cpu",
+            line: """
+                goal (issue 16): 1,000 state changes/s to the broker add \(format(addedPercent, decimals: 2)) % \
+                of one core (goal < \(format(mqttAddedCPUGoalPercent, decimals: 0)) %)\
+                \(delivered ? "" : ", but the states did not all reach the broker"): \(met ? "met" : "MISSED")
+                """,
+            ratio: addedPercent / mqttAddedCPUGoalPercent, met: met, issue: 16)
+    }
+
+    /// Issue 16: report → last subscriber p99 with MQTT on against off (means over the rounds): unchanged
+    /// within noise, |on − off| ≤ max(noise, 10 % of off), noise the spread (max − min) of the off rounds.
+    static func mqttLatency(onMillis: Double, offMillis: Double, noiseMillis: Double, delivered: Bool) -> SpeedGoal? {
+        guard onMillis.isFinite, offMillis.isFinite, noiseMillis.isFinite, offMillis > 0 else { return nil }
+        let allowed = max(noiseMillis, offMillis * mqttLatencyTolerance)
+        let met = abs(onMillis - offMillis) <= allowed && delivered
+        return SpeedGoal(
+            key: "mqtt_latency_on_over_off",
+            line: """
+                goal (issue 16): socket p99 with MQTT on \(format(onMillis, decimals: 3)) ms vs off \
+                \(format(offMillis, decimals: 3)) ms: |on − off| \(format(abs(onMillis - offMillis), decimals: 3)) \
+                ms (goal ≤ max(noise \(format(noiseMillis, decimals: 3)) ms, 10 % of off) = \
+                \(format(allowed, decimals: 3)) ms)\
+                \(delivered ? "" : ", but the states did not all reach the broker"): \(met ? "met" : "MISSED")
+                """,
+            ratio: onMillis / offMillis, met: met, issue: 16)
+    }
+
     /// Prints the goal's line (indented like the run's) and records it; appends to `missed` when missed.
     func report(into figures: inout BenchmarkResults, missed: inout [String]) {
         print("          " + line)
         figures.record("goals.\(key)", ratio, unit: "x")
         figures.record("goals.\(key).met", met ? 1 : 0, unit: "bool")
-        if !met { missed.append("issue 15 \(key)") }
+        if !met { missed.append("issue \(issue) \(key)") }
     }
 }

@@ -151,6 +151,29 @@ import Testing
         #expect(outbox.take().sightings.map(\.topic) == ["t/3", "t/4"])
     }
 
+    /// The sender is woken only when `take()` has something for it: not for an acknowledgement alone.
+    @Test func hasWorkIsWhatTakeWouldReturn() {
+        var outbox = MqttOutboxState(maxSightings: 10, maxInflight: 1)
+        outbox.offer(state: [1])
+        #expect(!outbox.hasWork)
+        outbox.connected()
+        #expect(outbox.hasWork)
+        #expect(outbox.take().state == [1])
+        outbox.handedOver(states: 1, sightings: 0)
+        #expect(!outbox.hasWork)
+        outbox.offer(state: [2])
+        #expect(!outbox.hasWork)
+        outbox.completed()
+        #expect(outbox.hasWork)
+        #expect(outbox.take().state == [2])
+        outbox.handedOver(states: 1, sightings: 0)
+        outbox.completed()
+        #expect(!outbox.hasWork)
+        #expect(outbox.take().isEmpty)
+        outbox.offer(sighting: sighting(1))
+        #expect(outbox.hasWork)
+    }
+
     @Test func aRefusedStateIsRequeuedUnlessANewerOneArrived() {
         var outbox = MqttOutboxState()
         outbox.connected()

@@ -106,6 +106,11 @@ package struct MqttOutboxState: Sendable {
         sightings.append(sighting)
     }
 
+    /// Whether `take()` would return work: the sender need not be woken otherwise.
+    package var hasWork: Bool {
+        status.connected && inflight < maxInflight && ((stateUnsent && latestState != nil) || !sightings.isEmpty)
+    }
+
     /// What to publish now: nothing while disconnected or with `maxInflight` publishes outstanding.
     package mutating func take() -> Work {
         guard status.connected, inflight < maxInflight else { return Work() }
@@ -176,11 +181,12 @@ package final class MqttOutbox: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` under the lock and wakes the sender.
+    /// Runs `body` under the lock and wakes the sender if there is work for it now (not for every
+    /// acknowledgement or counter: at 1,000 states/s that doubled the sender's wake-ups).
     package func update<Result>(_ body: (inout MqttOutboxState) -> Result) -> Result {
         pthread_mutex_lock(mutex)
         let result = body(&state)
-        pthread_cond_signal(condition)
+        if state.hasWork { pthread_cond_signal(condition) }
         pthread_mutex_unlock(mutex)
         return result
     }
