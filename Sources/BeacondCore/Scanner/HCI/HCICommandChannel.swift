@@ -65,7 +65,8 @@ package final class HCIScannerCounters: Sendable {
     package var snapshot: Snapshot {
         Snapshot(
             events: events.load(ordering: .relaxed), reports: reports.load(ordering: .relaxed),
-            bursts: bursts.load(ordering: .relaxed), malformed: malformed.load(ordering: .relaxed), restarts: restarts.load(ordering: .relaxed),
+            bursts: bursts.load(ordering: .relaxed), malformed: malformed.load(ordering: .relaxed),
+            restarts: restarts.load(ordering: .relaxed),
             reconnects: reconnects.load(ordering: .relaxed), interruptions: interruptions.load(ordering: .relaxed))
     }
 }
