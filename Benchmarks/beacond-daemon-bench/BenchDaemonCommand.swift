@@ -164,7 +164,8 @@ struct BenchDaemonCommand: ParsableCommand {
                 print(
                     """
                               CPU: reader thread \(format(phase.readerCPU, decimals: 1)) % + hub loop \
-                    \(format(phase.loopCPU, decimals: 1)) % = \(format(phase.cpu, decimals: 1)) % of one core
+                    \(format(phase.loopCPU, decimals: 1)) % = \(format(phase.cpu, decimals: 1)) % of one core; \
+                    \(format(phase.reportsPerBurst, decimals: 1)) reports per read burst
                     """
                 )
             }

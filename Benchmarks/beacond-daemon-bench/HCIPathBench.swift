@@ -9,7 +9,8 @@ import Synchronization
 /// 50,000 reports/s with one core at < 50 %"), measured through the real pieces: a producer
 /// thread plays the controller on a SOCK_SEQPACKET socketpair (answering the setup commands,
 /// then writing LE Advertising Report events), and the real `HCIScannerBackend` reader thread
-/// decodes them into a `HubAdvertisementSink` feeding a real `TrackStateHub`.
+/// decodes them into a `HubAdvertisementSink` feeding a real `TrackStateHub`, with a table of the
+/// other devices heard, as the daemon wires it.
 ///
 /// CPU is the reader thread's plus the hub loop thread's (CLOCK_THREAD_CPUTIME_ID of each,
 /// read through pthread_getcpuclockid), as a percentage of one core over the run.
@@ -22,9 +23,12 @@ enum HCIPathBench {
         var dropped: Int
         var readerCPU: Double
         var loopCPU: Double
+        /// Read bursts that found packets: the reader's wake-ups with work.
+        var bursts: Int
 
         var deliveredRate: Double { Double(delivered) / seconds }
         var cpu: Double { readerCPU + loopCPU }
+        var reportsPerBurst: Double { bursts > 0 ? Double(delivered) / Double(bursts) : 0 }
     }
 
     struct Result {
@@ -74,7 +78,7 @@ enum HCIPathBench {
         let pipeline = try BenchPipeline()
         defer { pipeline.close() }
         _ = try pipeline.warmUp()
-        let sink = HubAdvertisementSink(hub: pipeline.hub, decoder: GeoRacingDecoder())
+        let sink = HubAdvertisementSink(hub: pipeline.hub, decoder: GeoRacingDecoder(), devices: NearbyDeviceTable())
 
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -125,6 +129,7 @@ enum HCIPathBench {
             let reportsBefore = sink.counters.reports
             let droppedBefore = sink.counters.droppedSignals
             let signalsBefore = try pipeline.figures().signals
+            let burstsBefore = backend.counters.snapshot.bursts
             let readerBefore = Self.cpuNanos(readerClock)
             let loopBefore = Self.cpuNanos(loopClock)
             let start = BenchClock.nanos()
@@ -140,7 +145,8 @@ enum HCIPathBench {
                 seconds: elapsed, written: written, delivered: sink.counters.reports - reportsBefore,
                 ingested: signalsAfter - signalsBefore, dropped: sink.counters.droppedSignals - droppedBefore,
                 readerCPU: Double(Self.cpuNanos(readerClock) - readerBefore) / 1e9 / elapsed * 100,
-                loopCPU: Double(Self.cpuNanos(loopClock) - loopBefore) / 1e9 / elapsed * 100)
+                loopCPU: Double(Self.cpuNanos(loopClock) - loopBefore) / 1e9 / elapsed * 100,
+                bursts: backend.counters.snapshot.bursts - burstsBefore)
         }
 
         let paced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 1_000_000) }

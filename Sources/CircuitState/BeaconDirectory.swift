@@ -46,15 +46,9 @@ public struct BeaconDirectory: Sendable {
         at time: Int64
     ) {
         let key = OverrideKey(signal: signal, address: address)
-        if var entry = entries[key] {
-            entry.signal = signal
-            entry.rssi = rssi
-            entry.txPower = txPower ?? entry.txPower
-            if let rssi { entry.window.append(rssi) }
-            entry.lastSeen = max(entry.lastSeen, time)
-            entry.lastOutcome = outcome
-            entry.frames += 1
-            entries[key] = entry
+        if let index = entries.index(forKey: key) {
+            // In place: one hash of the key, no copy of the entry.
+            Self.update(&entries.values[index], signal, rssi: rssi, txPower: txPower, outcome: outcome, at: time)
             return
         }
         if entries.count >= capacity, let oldest = entries.values.min(by: { $0.lastSeen < $1.lastSeen }) {
@@ -65,6 +59,19 @@ public struct BeaconDirectory: Sendable {
         if let rssi { entry.window.append(rssi) }
         entry.frames = 1
         entries[key] = entry
+    }
+
+    private static func update(
+        _ entry: inout Entry, _ signal: GeoRacingSignal, rssi: Int8?, txPower: Int8?, outcome: IngestOutcome,
+        at time: Int64
+    ) {
+        entry.signal = signal
+        entry.rssi = rssi
+        entry.txPower = txPower ?? entry.txPower
+        if let rssi { entry.window.append(rssi) }
+        entry.lastSeen = max(entry.lastSeen, time)
+        entry.lastOutcome = outcome
+        entry.frames += 1
     }
 
     public func entry(for key: OverrideKey) -> Entry? { entries[key] }

@@ -148,19 +148,49 @@ package final class TrackStateHub: @unchecked Sendable {
     ) {
         eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
+        let key = input(signal, address: address, rssi: rssi, txPower: txPower, at: now)
+        if !groupsInputs { driver.settle(emit: publish) }
+        if let beaconObserver { beaconObserver(key, now) }
+        for observer in sightingObservers { observer(key, now) }
+        rescheduleTimer()
+    }
+
+    /// A live scanner's signals and rejected frames, in the order heard. The signals heard at one
+    /// time (one read of the adapter) are evaluated together, as the engine's inputs sharing a
+    /// timestamp are: one evaluation and one timer check per read, not per report. The beacon and
+    /// sighting observers hear the batch after its publications.
+    func ingest(_ batch: ScannedSignalBatch) {
+        eventLoop.preconditionInEventLoop()
+        counters.rejectedFrames += batch.rejectedFrames
+        guard !batch.signals.isEmpty else { return }
+        for item in batch.signals {
+            _ = input(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
+        }
+        if !groupsInputs { driver.settle(emit: publish) }
+        if beaconObserver != nil || !sightingObservers.isEmpty {
+            for item in batch.signals {
+                let key = OverrideKey(signal: item.signal, address: item.address)
+                if let beaconObserver { beaconObserver(key, item.time) }
+                for observer in sightingObservers { observer(key, item.time) }
+            }
+        }
+        rescheduleTimer()
+    }
+
+    /// Offers one signal to the engine and records it in the directory, unevaluated (the driver
+    /// evaluates it when the time moves on or at `settle`); returns its key.
+    private func input(
+        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at now: Int64
+    ) -> OverrideKey {
         counters.signals += 1
         var outcome = IngestOutcome.refused
         driver.input(at: now, emit: publish) { engine in
             outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, at: now)
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
-        if case .contested(started: true) = outcome {
-            warnOfContest(OverrideKey(signal: signal, address: address), at: now)
-        }
-        if !groupsInputs { driver.settle(emit: publish) }
-        if let beaconObserver { beaconObserver(OverrideKey(signal: signal, address: address), now) }
-        for observer in sightingObservers { observer(OverrideKey(signal: signal, address: address), now) }
-        rescheduleTimer()
+        let key = OverrideKey(signal: signal, address: address)
+        if case .contested(started: true) = outcome { warnOfContest(key, at: now) }
+        return key
     }
 
     /// A frame with the GeoRacing company id that is not a valid signal.
@@ -347,14 +377,14 @@ package final class TrackStateHub: @unchecked Sendable {
 
     private func checkDeadlines() {
         let now = clock.now()
-        guard let deadline = driver.engine.nextDeadline(after: driver.engine.clock), deadline <= now else { return }
+        guard let deadline = driver.nextDeadline, deadline <= now else { return }
         driver.advance(through: now, emit: publish)
         rescheduleTimer()
     }
 
     /// Keeps one timer armed for the engine's next deadline.
     private func rescheduleTimer() {
-        guard let next = driver.engine.nextDeadline(after: driver.engine.clock),
+        guard let next = driver.nextDeadline,
             let delay = clock.realDelay(until: next)
         else {
             deadlineTimer?.cancel()

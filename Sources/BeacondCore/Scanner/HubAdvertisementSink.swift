@@ -2,9 +2,14 @@ import BLEPayload
 import Synchronization
 
 /// Feeds a live scanner into the hub: decodes GeoRacing frames on the backend's thread and
-/// hands them to the hub's event loop in batches, one hop per read burst.
+/// hands them to the hub's event loop in batches, one batch per read burst.
 ///
-/// At most `maxBatchesInFlight` batches wait on the loop. Past that the loop is not keeping up,
+/// A burst's signals are appended to a pending batch under a lock, and the loop is asked to drain
+/// it only when no drain is already waiting: a loop that runs behind takes several bursts in one
+/// hop. The pending batch and the loop's draining batch swap places and keep their room, so a
+/// hand-over allocates nothing.
+///
+/// At most `maxBatchesInFlight` bursts wait on the loop. Past that the loop is not keeping up,
 /// and a burst's signals are dropped and counted rather than queued without limit; beacons
 /// repeat, so the next burst carries the same news.
 package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable {
@@ -14,14 +19,27 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
     private let hub: TrackStateHub
     // Touched only by the backend's thread (the protocol's one-call-at-a-time rule).
     private var batcher: ScannedSignalBatcher
-    private let inFlight = Atomic<Int>(0)
+    private var reportsSinceFlush = 0
+    private let handoff = Mutex(Handoff())
+    /// The batch the loop is ingesting, swapped with `Handoff.pending`: touched only on the loop.
+    private var draining = ScannedSignalBatch()
     private let droppedSignals = Atomic<Int>(0)
     private let reports = Atomic<Int>(0)
+
+    private struct Handoff {
+        var pending = ScannedSignalBatch()
+        /// Bursts in `pending`.
+        var bursts = 0
+        var drainScheduled = false
+        /// Counts scanner state changes: a drain scheduled before one leaves the bursts after it
+        /// to the drain scheduled after it, so the loop sees them in the order they happened.
+        var generation = 0
+    }
 
     /// `devices`: where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
     package init(hub: TrackStateHub, decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil) {
         self.hub = hub
-        batcher = ScannedSignalBatcher(decoder: decoder, devices: devices)
+        batcher = ScannedSignalBatcher(decoder: decoder, devices: devices, defersDevices: true)
     }
 
     /// Reports received and signals dropped because the loop fell behind.
@@ -30,27 +48,77 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
     }
 
     package func receive(_ report: AdvertisingReport, bootMicros: Int64) {
-        reports.add(1, ordering: .relaxed)
+        reportsSinceFlush += 1
         batcher.add(report, at: bootMicros)
         if batcher.isFull { flush() }
     }
 
     package func flush() {
-        guard !batcher.isEmpty else { return }
-        let batch = batcher.take()
-        guard inFlight.add(1, ordering: .acquiring).newValue <= Self.maxBatchesInFlight else {
-            inFlight.subtract(1, ordering: .relaxed)
-            droppedSignals.add(batch.signals.count, ordering: .relaxed)
-            return
+        if reportsSinceFlush > 0 {
+            reports.add(reportsSinceFlush, ordering: .relaxed)
+            reportsSinceFlush = 0
         }
-        hub.eventLoop.execute { [self] in
-            inFlight.subtract(1, ordering: .releasing)
-            batch.apply(to: hub)
+        batcher.recordDevices()
+        guard !batcher.isEmpty else { return }
+        let handover = handoff.withLock { state -> Handover in
+            guard state.bursts < Self.maxBatchesInFlight else { return .dropped }
+            batcher.move(into: &state.pending)
+            state.bursts += 1
+            guard !state.drainScheduled else { return .queued }
+            state.drainScheduled = true
+            return .drainNeeded(generation: state.generation)
+        }
+        switch handover {
+        case .dropped:
+            droppedSignals.add(batcher.count, ordering: .relaxed)
+            batcher.removeAll()
+        case .queued:
+            break
+        case .drainNeeded(let generation):
+            hub.eventLoop.execute { [self] in drain(generation) }
+        }
+    }
+
+    private enum Handover {
+        case dropped
+        /// Behind a drain already scheduled.
+        case queued
+        case drainNeeded(generation: Int)
+    }
+
+    /// Ingests the pending bursts, if they still belong to `generation`; on the loop.
+    private func drain(_ generation: Int) {
+        let current = handoff.withLock { state in
+            guard state.generation == generation else { return false }
+            swap(&state.pending, &draining)
+            state.bursts = 0
+            state.drainScheduled = false
+            return true
+        }
+        guard current else { return }
+        hub.ingest(draining)
+        draining.removeAll()
+        // A stalled loop's backlog (up to 64 full batches) is not kept for good.
+        if draining.signals.capacity > 4 * Self.batchLimit {
+            draining = ScannedSignalBatch()
+            draining.signals.reserveCapacity(Self.batchLimit)
         }
     }
 
     package func scannerStateChanged(_ state: ScannerStatus.State, detail: String?) {
-        hub.eventLoop.execute { [hub] in hub.setScanner(state, detail: detail) }
+        // The bursts flushed before the change go with it, ahead of it; later ones wait for a new drain.
+        let earlier = handoff.withLock { handoff in
+            var earlier = ScannedSignalBatch()
+            swap(&earlier, &handoff.pending)
+            handoff.bursts = 0
+            handoff.drainScheduled = false
+            handoff.generation &+= 1
+            return earlier
+        }
+        hub.eventLoop.execute { [hub] in
+            if !earlier.isEmpty { hub.ingest(earlier) }
+            hub.setScanner(state, detail: detail)
+        }
     }
 
     /// The sink's counters in a status reply (`status.scan`).

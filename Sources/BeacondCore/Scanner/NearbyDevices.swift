@@ -40,6 +40,29 @@ package struct NearbyDevices: Sendable {
         package var expired = 0
     }
 
+    /// One report of a device, as `record` takes it.
+    package struct Sighting: Sendable {
+        package var address: BluetoothAddress
+        package var addressType: UInt8
+        package var rssi: Int8?
+        package var companyID: UInt16?
+        package var time: Int64
+
+        /// `report` heard at `time` (engine µs); the company id of its first manufacturer-specific data.
+        init(_ report: AdvertisingReport, at time: Int64) {
+            var company: UInt16?
+            for entry in report.data.manufacturerData {
+                company = entry.companyID
+                break
+            }
+            address = report.address
+            addressType = report.addressType.hciValue
+            rssi = report.rssi
+            companyID = company
+            self.time = time
+        }
+    }
+
     package let capacity: Int
     package let window: Int64
     private var entries: [Entry]
@@ -50,6 +73,12 @@ package struct NearbyDevices: Sendable {
         self.window = max(0, window)
         entries = []
         entries.reserveCapacity(self.capacity)
+    }
+
+    mutating func record(_ sighting: Sighting) {
+        record(
+            address: sighting.address, addressType: sighting.addressType, rssi: sighting.rssi,
+            companyID: sighting.companyID, at: sighting.time)
     }
 
     /// Devices listed now, expired ones included until the next `record` or `listed`.
@@ -135,16 +164,15 @@ package final class NearbyDeviceTable: Sendable {
 
     /// Records `report` heard at `time` (engine µs). Allocates nothing.
     func record(_ report: AdvertisingReport, at time: Int64) {
-        var company: UInt16?
-        for entry in report.data.manufacturerData {
-            company = entry.companyID
-            break
-        }
-        let companyID = company
-        table.withLock {
-            $0.record(
-                address: report.address, addressType: report.addressType.hciValue, rssi: report.rssi,
-                companyID: companyID, at: time)
+        let sighting = NearbyDevices.Sighting(report, at: time)
+        table.withLock { $0.record(sighting) }
+    }
+
+    /// Records `sightings` in order, under one lock (a scanner's burst). Allocates nothing.
+    func record(_ sightings: [NearbyDevices.Sighting]) {
+        guard !sightings.isEmpty else { return }
+        table.withLock { devices in
+            for sighting in sightings { devices.record(sighting) }
         }
     }
 

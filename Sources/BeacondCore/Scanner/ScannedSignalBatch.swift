@@ -8,6 +8,18 @@ struct ScannedSignalBatch: Sendable {
 
     var isEmpty: Bool { signals.isEmpty && rejectedFrames == 0 }
 
+    /// Appends `other`'s signals and rejected frames after this batch's.
+    mutating func append(_ other: ScannedSignalBatch) {
+        signals.append(contentsOf: other.signals)
+        rejectedFrames += other.rejectedFrames
+    }
+
+    /// Empties the batch, keeping its room for signals.
+    mutating func removeAll() {
+        signals.removeAll(keepingCapacity: true)
+        rejectedFrames = 0
+    }
+
     /// Hands the batch to the hub; call on its event loop. `willIngest` sees each signal's time
     /// just before it goes in (replay moves its virtual clock there).
     func apply(to hub: TrackStateHub, willIngest: (Int64) -> Void = { _ in }) {
@@ -29,11 +41,18 @@ struct ScannedSignalBatcher {
     /// Where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
     let devices: NearbyDeviceTable?
     private var batch = ScannedSignalBatch()
+    /// Reports for `devices` not yet recorded, when it defers them (`recordDevices`).
+    private var sightings: [NearbyDevices.Sighting] = []
+    private let defersDevices: Bool
 
-    init(decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil) {
+    /// `defersDevices`: other devices' reports are recorded under one lock per batch (a live
+    /// burst, which calls `recordDevices` at its end) rather than one lock each.
+    init(decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil, defersDevices: Bool = false) {
         self.decoder = decoder
         self.devices = devices
+        self.defersDevices = defersDevices && devices != nil
         batch.signals.reserveCapacity(Self.limit)
+        if self.defersDevices { sightings.reserveCapacity(Self.limit) }
     }
 
     var isEmpty: Bool { batch.isEmpty }
@@ -52,15 +71,40 @@ struct ScannedSignalBatcher {
         case .rejected:
             batch.rejectedFrames += 1
         case .none:
-            devices?.record(report, at: time)
+            guard let devices else { return }
+            guard defersDevices else { return devices.record(report, at: time) }
+            sightings.append(NearbyDevices.Sighting(report, at: time))
+            if sightings.count >= Self.limit { recordDevices() }
         }
+    }
+
+    /// Hands the other devices' reports deferred so far to `devices`. `take` and `move` do it
+    /// too: call it at the end of a burst that made no batch.
+    mutating func recordDevices() {
+        guard let devices, !sightings.isEmpty else { return }
+        devices.record(sightings)
+        sightings.removeAll(keepingCapacity: true)
     }
 
     /// The batch so far, leaving an empty one with room for `limit` signals.
     mutating func take() -> ScannedSignalBatch {
+        recordDevices()
         var taken = ScannedSignalBatch()
         taken.signals.reserveCapacity(Self.limit)
         swap(&taken, &batch)
         return taken
     }
+
+    /// Appends the batch so far to `target` and empties it, keeping its room: allocates nothing.
+    mutating func move(into target: inout ScannedSignalBatch) {
+        recordDevices()
+        target.append(batch)
+        batch.removeAll()
+    }
+
+    /// Drops the batch so far (its signals could not be delivered).
+    mutating func removeAll() { batch.removeAll() }
+
+    /// The signals in the batch so far.
+    var count: Int { batch.signals.count }
 }

@@ -33,6 +33,8 @@ package final class HCIScannerCounters: Sendable {
     package struct Snapshot: Hashable, Sendable {
         var events = 0
         var reports = 0
+        /// Read bursts that read at least one packet (the reader's wake-ups with work).
+        package var bursts = 0
         package var malformed = 0
         var restarts = 0
         var reconnects = 0
@@ -42,6 +44,7 @@ package final class HCIScannerCounters: Sendable {
 
     let events = Atomic<Int>(0)
     let reports = Atomic<Int>(0)
+    let bursts = Atomic<Int>(0)
     let malformed = Atomic<Int>(0)
     /// Scans the silence watchdog restarted.
     let restarts = Atomic<Int>(0)
@@ -62,7 +65,8 @@ package final class HCIScannerCounters: Sendable {
     package var snapshot: Snapshot {
         Snapshot(
             events: events.load(ordering: .relaxed), reports: reports.load(ordering: .relaxed),
-            malformed: malformed.load(ordering: .relaxed), restarts: restarts.load(ordering: .relaxed),
+            bursts: bursts.load(ordering: .relaxed), malformed: malformed.load(ordering: .relaxed),
+            restarts: restarts.load(ordering: .relaxed),
             reconnects: reconnects.load(ordering: .relaxed), interruptions: interruptions.load(ordering: .relaxed))
     }
 }
@@ -163,6 +167,7 @@ final class HCICommandChannel {
             }
         }
         if case .drained = end { end = .drained(packets: packets) }
+        if packets > 0 { counters.bursts.add(1, ordering: .relaxed) }
         if tally.events > 0 { counters.events.add(tally.events, ordering: .relaxed) }
         if tally.reports > 0 { counters.reports.add(tally.reports, ordering: .relaxed) }
         if tally.interruptions > 0 { counters.interruptions.add(tally.interruptions, ordering: .relaxed) }
