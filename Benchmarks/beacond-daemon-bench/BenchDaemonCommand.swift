@@ -11,7 +11,9 @@ import BenchmarkResults
 /// 2. Fan-out: `--fanout-changes` changes 100 ms apart to `--fanout-subscribers`: p99 < 50 ms.
 /// 3. HCI path (`--only hci`): `--hci-rate` LE Advertising Report events/s through a socketpair,
 ///    the real HCI reader thread and `HubAdvertisementSink` into the hub: reader + loop < 50 % of a core.
-/// 4. Idle: the daemon binary replays a small capture at max speed, then holds its state with
+/// 4. Status (`--only status`): a `status` reply built and rendered on the hub's loop with the
+///    override table at its cap and the beacon directory full: p99 < 5 ms (issue 14).
+/// 5. Idle: the daemon binary replays a small capture at max speed, then holds its state with
 ///    10 subscribers: CPU over `--idle-seconds` < 1 %, RSS < 30 MB.
 /// 5. MQTT (`--only mqtt`, issue 16): the latency run's load with a state change every 1 ms, MQTT off
 ///    then on against a real mosquitto, `--mqtt-rounds` times: added CPU < 5 %, socket p99 unchanged.
@@ -59,7 +61,7 @@ struct BenchDaemonCommand: ParsableCommand {
     @Option(name: .customLong("mqtt-rounds"), help: "Rounds of MQTT off then on in the mqtt run.")
     var mqttRounds: Int = 3
 
-    @Option(help: "Runs to do: all, latency, fanout, hci, idle or mqtt (comma-separated).")
+    @Option(help: "Runs to do: all, latency, fanout, hci, status, idle or mqtt (comma-separated).")
     var only: String = "all"
 
     @Option(help: "The beacond binary the idle run starts (default: the one beside this benchmark).")
@@ -93,9 +95,9 @@ struct BenchDaemonCommand: ParsableCommand {
                 "every figure must be positive: rates at most \(Self.maxRate), changes at most "
                     + "\(Self.maxChanges), subscribers and reader threads at most \(Self.maxSubscribers)")
         }
-        let known: Set<Substring> = ["all", "latency", "fanout", "hci", "idle", "mqtt"]
+        let known: Set<Substring> = ["all", "latency", "fanout", "hci", "status", "idle", "mqtt"]
         guard only.split(separator: ",").allSatisfy({ known.contains($0) }) else {
-            throw ValidationError("--only takes all, latency, fanout, hci, idle or mqtt")
+            throw ValidationError("--only takes all, latency, fanout, hci, status, idle or mqtt")
         }
         guard (1...20).contains(mqttRounds) else { throw ValidationError("--mqtt-rounds must be between 1 and 20") }
     }
@@ -183,6 +185,23 @@ struct BenchDaemonCommand: ParsableCommand {
             }
             if !result.met { missed.append("hci path") }
             SpeedGoal.hci(cpu: result.paced.cpu, rate: result.rate)?.report(into: &figures, missed: &missed)
+        }
+
+        if wanted("status") {
+            let result = try StatusBench.run()
+            print(
+                """
+                status    \(result.overrides) overrides, \(result.beacons) beacons: a \(result.bytes)-byte reply, \
+                on the loop \(result.stats?.line ?? "no rounds")
+                """
+            )
+            print("          " + result.goalLine)
+            if let stats = result.stats {
+                figures.record("status.loop.p50", Double(stats.p50) / 1e6, unit: "ms")
+                figures.record("status.loop.p99", Double(stats.p99) / 1e6, unit: "ms")
+            }
+            figures.record("goals.status_loop_ms.met", result.met ? 1 : 0, unit: "bool")
+            if !result.met { missed.append("issue 14 status") }
         }
 
         if wanted("idle") {

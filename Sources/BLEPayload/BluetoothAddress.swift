@@ -28,21 +28,27 @@ public struct BluetoothAddress: RawRepresentable, Hashable, Comparable, Sendable
         (0..<6).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }
     }
 
-    /// Upper-case `AA:BB:CC:DD:EE:FF`, as BlueZ prints addresses.
+    /// Upper-case `AA:BB:CC:DD:EE:FF`, as BlueZ prints addresses. Written as 17 bytes at once: a
+    /// status reply builds over a thousand of these on the hub's loop.
     public var description: String {
-        var text = ""
-        text.reserveCapacity(17)
-        for index in (0..<6).reversed() {
-            let byte = UInt8(truncatingIfNeeded: rawValue >> (8 * index))
-            text.unicodeScalars.append(hexDigitsUpper[Int(byte >> 4)])
-            text.unicodeScalars.append(hexDigitsUpper[Int(byte & 0xF)])
-            if index != 0 { text.unicodeScalars.append(":") }
+        String(unsafeUninitializedCapacity: 17) { text in
+            var index = 0
+            for shift in stride(from: 40, through: 0, by: -8) {
+                let byte = UInt8(truncatingIfNeeded: rawValue >> UInt64(shift))
+                text[index] = hexDigitsUpper[Int(byte >> 4)]
+                text[index + 1] = hexDigitsUpper[Int(byte & 0xF)]
+                index += 2
+                if shift != 0 {
+                    text[index] = UInt8(ascii: ":")
+                    index += 1
+                }
+            }
+            return index
         }
-        return text
     }
 }
 
-private let hexDigitsUpper: [Unicode.Scalar] = Array("0123456789ABCDEF".unicodeScalars)
+private let hexDigitsUpper: [UInt8] = Array("0123456789ABCDEF".utf8)
 
 /// The address type of an advertiser, as HCI reports it.
 public enum AddressType: Hashable, Sendable {

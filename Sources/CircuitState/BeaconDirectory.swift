@@ -76,11 +76,20 @@ public struct BeaconDirectory: Sendable {
 
     public func entry(for key: OverrideKey) -> Entry? { entries[key] }
 
-    /// Every entry, most recently heard first (ties by key description, for stable output).
-    public var recent: [Entry] {
-        entries.values.sorted {
-            $0.lastSeen != $1.lastSeen ? $0.lastSeen > $1.lastSeen : $0.key.description < $1.key.description
+    /// Every entry, most recently heard first (ties in key description order, for stable output).
+    public var recent: [Entry] { recent(limit: entries.count).listed }
+
+    /// The `limit` first entries of `recent`, and how many there are in all. Ties are ordered on
+    /// integers that sort like the key descriptions (`OverrideKey.DescriptionOrder`): a status
+    /// reply builds no String per comparison.
+    public func recent(limit: Int) -> (listed: [Entry], total: Int) {
+        let keys = entries.values.map {
+            (lastSeen: $0.lastSeen, order: OverrideKey.DescriptionOrder($0.key), key: $0.key)
         }
+        let listed = keys.smallest(limit) {
+            $0.lastSeen != $1.lastSeen ? $0.lastSeen > $1.lastSeen : $0.order < $1.order
+        }
+        return (listed.compactMap { entries[$0.key] }, entries.count)
     }
 
     public mutating func removeAll() {

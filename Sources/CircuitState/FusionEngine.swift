@@ -214,6 +214,18 @@ public struct FusionEngine: Sendable {
         return table.entries.compactMap { snapshot($0, at: time) }.sorted { $0.outranks($1) }
     }
 
+    /// The `limit` best of `activeOverrides(at:)`, in its order, and how many are active in all.
+    /// The entries are ranked in place on integers and only the listed ones are snapshot: a status
+    /// reply lists 256 of a table of up to 4096 (or more), on the loop that publishes changes.
+    public func activeOverrides(at time: Int64, limit: Int) -> (best: [ActiveOverride], activeCount: Int) {
+        let time = max(time, clock)
+        let ranked = table.rankedSlots(at: time)
+        let best = ranked.smallest(limit) { $0.rank < $1.rank }.compactMap { ranked in
+            table.entry(inSlot: ranked.slot).flatMap { snapshot($0, at: time) }
+        }
+        return (best, ranked.count)
+    }
+
     /// Forgets every override (a replay pass starting again), keeping the remote state and counters.
     public mutating func clearOverrides() {
         table = OverrideTable()

@@ -73,6 +73,27 @@ struct OverrideTable {
         return read(slot) { $0.claims.inForce } ?? nil
     }
 
+    /// Each entry that publishes a claim at `time`, as the rank of that claim and its slot, read in
+    /// place: what a listing orders by, without snapshotting (or copying) a single entry.
+    func rankedSlots(at time: Int64) -> [(rank: OverrideRank, slot: Int)] {
+        var ranked: [(rank: OverrideRank, slot: Int)] = []
+        ranked.reserveCapacity(count)
+        for slot in slots.indices {
+            let rank = read(slot) { entry in
+                entry.claims.published(at: time).map {
+                    OverrideRank(mode: $0.mode, rssi: $0.rssi, signal: $0.signal, address: entry.key.address)
+                }
+            }
+            if let rank = rank ?? nil { ranked.append((rank, slot)) }
+        }
+        return ranked
+    }
+
+    /// The entry in `slot`, if the slot holds one.
+    func entry(inSlot slot: Int) -> Entry? {
+        slots.indices.contains(slot) ? slots[slot] : nil
+    }
+
     /// Reads a field of the entry in `slot` in place: the array's getter would copy the entry.
     @inline(__always)
     private func read<Value>(_ slot: Int, _ field: (borrowing Entry) -> Value) -> Value? {

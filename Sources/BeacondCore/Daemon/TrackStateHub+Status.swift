@@ -32,15 +32,17 @@ extension TrackStateHub {
                 scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
                 counters: statusCounters())
         }
-        let overrides = engine.activeOverrides(at: now)
-        let overridesCut = overrides.prefix(listLimit).compactMap { override in
+        // Only the listed entries are snapshot and reported: the rest are ranked and counted
+        // (a full table holds 4096 overrides, and the loop publishes nothing while this runs).
+        let overrides = engine.activeOverrides(at: now, limit: listLimit)
+        let overridesCut = overrides.best.compactMap { override in
             BeaconReport(
                 override: override, directory: directory.entry(for: override.key),
                 configuration: engine.configuration, zoneNames: zoneNames, now: now)
         }
-        let recent = directory.recent
-        beaconsCut.reserveCapacity(min(recent.count, listLimit))
-        for entry in recent.prefix(listLimit) {
+        let recent = directory.recent(limit: listLimit)
+        beaconsCut.reserveCapacity(recent.listed.count)
+        for entry in recent.listed {
             if let beacon = BeaconReport(
                 override: engine.activeOverride(for: entry.key, at: now), directory: entry,
                 configuration: engine.configuration, zoneNames: zoneNames, now: now)
@@ -50,11 +52,22 @@ extension TrackStateHub {
         }
         return StatusMessage(
             uptime: Double(MonotonicClock.micros() - startedAt) / 1_000_000, state: StateMessage(seq: seq, view: view),
-            overrides: overridesCut, overridesOmitted: max(0, overrides.count - listLimit), beacons: beaconsCut,
-            beaconsOmitted: max(0, recent.count - listLimit),
+            overrides: overridesCut, overridesOmitted: max(0, overrides.activeCount - overrides.best.count),
+            beacons: beaconsCut, beaconsOmitted: max(0, recent.total - recent.listed.count),
             remote: engine.remoteStatus(at: now).map(RemoteReport.init),
             scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
             counters: statusCounters())
+    }
+
+    /// The hub's part of a status reply, rendered as a request renders it: what
+    /// beacond-daemon-bench times on the loop (`--only status`).
+    package func renderedStatusLine(listLimit: Int = TrackStateHub.statusListLimit) -> [UInt8] {
+        statusMessage(listLimit: listLimit).line
+    }
+
+    /// The sizes a status reply lists from: overrides in the table, beacons in the directory.
+    package var statusTableSizes: (overrides: Int, beacons: Int) {
+        (engine.overrideCount, directory.count)
     }
 
     /// `status.counters`: the hub's, the engine's and the directory's (the publisher adds its own).
