@@ -163,7 +163,8 @@ enum MqttBench {
         var result = Phase(
             mqtt: mqtt, seconds: wall / 1e9, changes: timeline.changes,
             observed: reader.observed.load(ordering: .relaxed), subscribers: setup.subscribers,
-            cpu: percent((after.process - before.process) - (after.readers - before.readers)
+            cpu: percent(
+                (after.process - before.process) - (after.readers - before.readers)
                     - (after.excluded - before.excluded)),
             loopCPU: after.loop.flatMap { a in before.loop.map { percent(a - $0) } },
             mqttThreadsCPU: percent(after.mqtt - before.mqtt), readersCPU: percent(after.readers - before.readers),
