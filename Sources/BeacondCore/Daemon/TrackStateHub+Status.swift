@@ -97,4 +97,15 @@ extension TrackStateHub {
         status.published = counters.published
         return status
     }
+
+    /// A `beacon` update's content for `key` at engine time `time` (nil: now): what was heard, and
+    /// its override if one is active.
+    func beaconReport(for key: OverrideKey, at time: Int64? = nil) -> BeaconReport? {
+        eventLoop.preconditionInEventLoop()
+        guard let entry = directory.entry(for: key) else { return nil }
+        let now = time ?? clock.now()
+        return BeaconReport(
+            override: activeOverride(for: key, at: now), directory: entry,
+            configuration: configuration, zoneNames: zoneNames, now: now)
+    }
 }

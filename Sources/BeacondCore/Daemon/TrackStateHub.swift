@@ -342,15 +342,9 @@ package final class TrackStateHub: @unchecked Sendable {
         auditLog.record(line)
     }
 
-    /// A `beacon` update's content for `key` at engine time `time` (nil: now): what was heard, and
-    /// its override if one is active.
-    func beaconReport(for key: OverrideKey, at time: Int64? = nil) -> BeaconReport? {
-        eventLoop.preconditionInEventLoop()
-        guard let entry = directory.entry(for: key) else { return nil }
-        let now = time ?? clock.now()
-        return BeaconReport(
-            override: driver.engine.activeOverride(for: key, at: now), directory: entry,
-            configuration: configuration, zoneNames: zoneNames, now: now)
+    /// The override in force for `key` at `now`, read in place (not through a copy of the engine).
+    func activeOverride(for key: OverrideKey, at now: Int64) -> ActiveOverride? {
+        driver.engine.activeOverride(for: key, at: now)
     }
 
     /// A key's first contest is logged at warning level, at most once per key per minute.
