@@ -149,7 +149,7 @@ enum MqttBench {
         let before = BenchTasks.Sample(
             readers: readerThreads, excluded: setup.watcherThreads, loop: loopThread, mqtt: mqttThreads,
             broker: setup.broker)
-        produce(pipeline: pipeline, timeline: timeline, rate: setup.rate, total: total, changeEvery: changeEvery)
+        pipeline.produce(timeline: timeline, rate: setup.rate, total: total, changeEvery: changeEvery)
         _ = try pipeline.onLoop { 0 }
         let after = BenchTasks.Sample(
             readers: readerThreads, excluded: setup.watcherThreads, loop: loopThread, mqtt: mqttThreads,
@@ -176,33 +176,6 @@ enum MqttBench {
             result.status = publisher.outbox.status
         }
         return result
-    }
-
-    /// The latency run's producer: `total` reports at `rate`/s, every `changeEvery`-th a state change.
-    private static func produce(
-        pipeline: BenchPipeline, timeline: BenchTimeline, rate: Int, total: Int, changeEvery: Int
-    ) {
-        let changes = timeline.capacity
-        let producer = BenchThread.start { [pipeline, timeline] in
-            let interval = 1_000_000_000.0 / Double(rate)
-            let start = BenchClock.nanos() + 5_000_000
-            timeline.startedAt = start
-            var change = 0
-            for index in 0..<total {
-                BenchClock.sleep(until: start + Int64(Double(index) * interval))
-                if (index + 1) % changeEvery == 0, change < changes {
-                    change += 1
-                    pipeline.submitChange(change, timeline: timeline)
-                } else {
-                    let (signal, address) = BenchPipeline.backgroundSignal(index % BenchPipeline.backgroundBeacons)
-                    pipeline.submit(signal, address: address, rssi: Int8(-60 - index % 11))
-                }
-            }
-            timeline.changes = change
-            timeline.reports = total
-            timeline.endedAt = BenchClock.nanos()
-        }
-        producer.join()
     }
 }
 

@@ -58,6 +58,40 @@ final class BenchPipeline: @unchecked Sendable {
         try hub.eventLoop.submit(body).wait()
     }
 
+    /// The latency runs' producer, on a thread of its own: `total` reports paced at `rate`/s, every
+    /// `changeEvery`-th a state change (at most the timeline's capacity), the rest background
+    /// beacons; each report's lag behind its due time goes into `timeline.lags`. Returns when done.
+    func produce(timeline: BenchTimeline, rate: Int, total: Int, changeEvery: Int) {
+        let changes = timeline.capacity
+        let producer = BenchThread.start { [self, timeline] in
+            let interval = 1_000_000_000.0 / Double(rate)
+            let start = BenchClock.nanos() + 5_000_000
+            timeline.startedAt = start
+            timeline.lags.reserveCapacity(total)
+            var change = 0
+            for index in 0..<total {
+                let due = start + Int64(Double(index) * interval)
+                var now = BenchClock.nanos()
+                if now < due {
+                    BenchClock.sleep(until: due)
+                    now = BenchClock.nanos()
+                }
+                timeline.lags.append(now - due)
+                if (index + 1) % changeEvery == 0, change < changes {
+                    change += 1
+                    submitChange(change, timeline: timeline)
+                } else {
+                    let (signal, address) = Self.backgroundSignal(index % Self.backgroundBeacons)
+                    submit(signal, address: address, rssi: Int8(-60 - index % 11))
+                }
+            }
+            timeline.changes = change
+            timeline.reports = total
+            timeline.endedAt = BenchClock.nanos()
+        }
+        producer.join()
+    }
+
     static func backgroundSignal(_ index: Int) -> (GeoRacingSignal, BluetoothAddress) {
         (
             .circuit(zone: UInt16(1 + index % 20), mode: .normal, sequence: UInt16(1000 + index), ttl: 30),
@@ -293,33 +327,7 @@ enum LatencyBench {
         let loopTicksBefore = loopStat.flatMap { BenchProc.cpuTicks(statPath: $0) }
         let before = BenchClock.nanos()
 
-        let producer = BenchThread.start { [pipeline, timeline] in
-            let interval = 1_000_000_000.0 / Double(rate)
-            let start = BenchClock.nanos() + 5_000_000
-            timeline.startedAt = start
-            timeline.lags.reserveCapacity(total)
-            var change = 0
-            for index in 0..<total {
-                let due = start + Int64(Double(index) * interval)
-                var now = BenchClock.nanos()
-                if now < due {
-                    BenchClock.sleep(until: due)
-                    now = BenchClock.nanos()
-                }
-                timeline.lags.append(now - due)
-                if (index + 1) % changeEvery == 0, change < changes {
-                    change += 1
-                    pipeline.submitChange(change, timeline: timeline)
-                } else {
-                    let (signal, address) = BenchPipeline.backgroundSignal(index % BenchPipeline.backgroundBeacons)
-                    pipeline.submit(signal, address: address, rssi: Int8(-60 - index % 11))
-                }
-            }
-            timeline.changes = change
-            timeline.reports = total
-            timeline.endedAt = BenchClock.nanos()
-        }
-        producer.join()
+        pipeline.produce(timeline: timeline, rate: rate, total: total, changeEvery: changeEvery)
         // Everything submitted has been ingested once this round trip returns.
         _ = try pipeline.onLoop { 0 }
         let ingestedAt = BenchClock.nanos()
