@@ -4,7 +4,8 @@
 btvirt's controllers send one advertising report per advertising enable, so a beacon's repeats
 are made by toggling advertising enable every --interval-ms. Each STEP is MODE:SEQ:TTL:SECONDS;
 the times of the first enable and of the last disable of each step (CLOCK_BOOTTIME, "t" and
-"end") go to --log as a JSON line.
+"end") go to --log as a JSON line. "t" is taken just before the first enable command is sent: the
+controller may advertise, and the scanner publish, before its Command Complete reaches us.
 
 usage: advertise.py --adapter hci0 [--zone 3] [--interval-ms 250] --log FILE STEP...
 """
@@ -88,10 +89,11 @@ def main():
             started, enables = None, 0
             end = now() + float(seconds)
             while now() < end:
+                sent = now()
                 controller.command(LE_SET_ADV_ENABLE, b"\x01")
                 enables += 1
                 if started is None:
-                    started = now()
+                    started = sent
                 time.sleep(args.interval_ms / 1000)
                 controller.command(LE_SET_ADV_ENABLE, b"\x00")
             log.write(json.dumps({"t": started, "end": now(), "zone": args.zone, "mode": mode, "seq": int(seq),
