@@ -21,22 +21,31 @@ import Testing
         let hub: TrackStateHub
         let devices = NearbyDeviceTable()
         let sink: HubAdvertisementSink
-        /// Touched only on the loop.
-        private var published: [String] = []
+        /// Written on the loop; a box of its own, so no closure sent to the loop holds the fixture
+        /// (its deinit waits on the loop, which must not run there).
+        private let published = Publications()
+
+        final class Publications: Sendable {
+            let entries = Mutex<[String]>([])
+        }
 
         init(clock: EngineClock = BootClock()) throws {
             hub = TrackStateHub(
                 eventLoop: group.next(), configuration: FusionConfiguration(), clock: clock, backend: "hci",
                 logger: Logger(label: "test"))
             sink = HubAdvertisementSink(hub: hub, decoder: GeoRacingDecoder(), devices: devices)
-            hub.addPublicationObserver { [unowned self] in
-                published.append("\($0.state.decision.modeName) \($0.message.scanner.state.rawValue)")
+            hub.addPublicationObserver { [published] publication in
+                let entry = "\(publication.state.decision.modeName) \(publication.message.scanner.state.rawValue)"
+                published.entries.withLock { $0.append(entry) }
             }
             try hub.eventLoop.submit { [hub] in hub.start(checkClockEvery: nil) }.wait()
         }
 
         /// The publications so far, each "mode scanner-state".
-        var publications: [String] { (try? hub.eventLoop.submit { [self] in published }.wait()) ?? [] }
+        var publications: [String] {
+            _ = try? hub.eventLoop.submit {}.wait() // what the loop had queued has run
+            return published.entries.withLock { $0 }
+        }
 
         func onLoop<T: Sendable>(_ body: @escaping @Sendable (TrackStateHub) -> T) throws -> T {
             try hub.eventLoop.submit { [hub] in body(hub) }.wait()
