@@ -30,7 +30,8 @@ extension BenchDaemonCommand {
                 """
                           \(phase.mqtt ? "on " : "off") CPU \(format(phase.cpu, decimals: 2)) % (loop \
                 \(phase.loopCPU.map { format($0, decimals: 2) } ?? "?") %, MQTT threads \
-                \(format(phase.mqttThreadsCPU, decimals: 2)) %; readers \(format(phase.readersCPU, decimals: 1)) %, \
+                \(format(phase.mqttThreadsCPU, decimals: 2)) %, loop in MQTT hooks \
+                \(format(phase.loopHookCPU, decimals: 2)) %; readers \(format(phase.readersCPU, decimals: 1)) %, \
                 broker \(phase.brokerCPU.map { format($0, decimals: 2) } ?? "?") %), \(phase.changes) changes, \
                 \(observed) reads, socket coalesced \(phase.socketCoalesced)
                 """)
@@ -47,7 +48,11 @@ extension BenchDaemonCommand {
         }
         print(
             """
-                      MQTT on − off: CPU \(format(result.addedCPU, decimals: 2)) % of one core; last-subscriber p99 \
+                      MQTT on − off: CPU \(format(result.addedCPU, decimals: 2)) % of one core (off rounds' spread \
+            \(format(result.cpuNoise, decimals: 2)) %); MQTT's own: threads \
+            \(format(MqttBench.Result.mean(result.on.map(\.mqttThreadsCPU)), decimals: 2)) % + loop hooks \
+            \(format(result.loopHookCPU, decimals: 2)) % = \(format(result.attributedCPU, decimals: 2)) %; \
+            last-subscriber p99 \
             \(format(result.onP99, decimals: 3)) ms on, \(format(result.offP99, decimals: 3)) ms off (off rounds' \
             spread \(format(result.noise, decimals: 3)) ms)
             """)
@@ -57,6 +62,9 @@ extension BenchDaemonCommand {
                 "mqtt.\(name).last_subscriber.p99", MqttBench.Result.mean(MqttBench.Result.p99s(phases)), unit: "ms")
         }
         figures.record("mqtt.added_cpu", result.addedCPU, unit: "%")
+        figures.record("mqtt.off.cpu_noise", result.cpuNoise, unit: "%")
+        figures.record("mqtt.attributed_cpu", result.attributedCPU, unit: "%")
+        figures.record("mqtt.loop_hook_cpu", result.loopHookCPU, unit: "%")
         figures.record("mqtt.off.p99_noise", result.noise, unit: "ms")
         let sent = result.on.compactMap(\.status).map(\.publishedStates).reduce(0, +)
         let onSeconds = result.on.map(\.seconds).reduce(0, +)
@@ -65,7 +73,10 @@ extension BenchDaemonCommand {
             "mqtt.on.coalesced_states", Double(result.on.compactMap(\.status).map(\.coalescedStates).reduce(0, +)),
             unit: "states")
         if !result.delivered { missed.append("mqtt delivery") }
-        SpeedGoal.mqttCPU(addedPercent: result.addedCPU, delivered: result.delivered)?.report(
+        SpeedGoal.mqttCPU(
+            attributedPercent: result.attributedCPU, addedPercent: result.addedCPU, noisePercent: result.cpuNoise,
+            delivered: result.delivered
+        )?.report(
             into: &figures, missed: &missed)
         SpeedGoal.mqttLatency(
             onMillis: result.onP99, offMillis: result.offP99, noiseMillis: result.noise, delivered: result.delivered)?

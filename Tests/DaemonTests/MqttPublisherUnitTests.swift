@@ -74,6 +74,34 @@ import Testing
         #expect(Set(mqtt.keys).subtracting(socket.keys) == ["node", "race_control"])
     }
 
+    /// The daemon's payload copies the fields of the line the hub rendered once: byte for byte the
+    /// rendered payload. A line not framed as a state line is not copied.
+    @Test func statePayloadFromTheRenderedLineIsTheSameBytes() {
+        let beacon = BeaconReport(
+            key: "zone-2-C0FFEE000001", kind: "circuit", zone: 2, zoneName: "Pit \"lane\"", sourceID: nil,
+            address: "C0:FF:EE:00:00:01", mode: "evacuation", rssi: -60, distance: 1.5, sequence: 7, ttl: 30,
+            active: true, held: false, contested: false, ttlLeft: 29.75, lastSeen: 0.25, temperature: nil,
+            rejected: nil)
+        let message = StateMessage(
+            seq: 9, time: WallTime(micros: 1_778_932_800_000_001), mode: "evacuation", source: "beacon", zone: 2,
+            zoneName: "Pit \"lane\"", beacon: beacon, remote: nil, scanner: ScannerStatus(backend: "hci", state: .up))
+        let part = RaceControlPart(mode: "normal", lastUpdated: nil)
+        let fromLine = MqttPayload.stateFields(message, line: message.line)
+        #expect(fromLine.startIndex > 0, "cut from the line, not rendered")
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("type"); writer.string("state")
+        writer.key("node"); writer.string("k")
+        message.renderFields(into: &writer)
+        writer.key("race_control"); part.render(into: &writer)
+        writer.endObject()
+        #expect(MqttPayload.state(fields: fromLine, node: "k", raceControl: part) == writer.bytes)
+        #expect(MqttPayload.state(message, node: "k", raceControl: part) == writer.bytes)
+        for framing in [Array(message.line.dropLast()), Array(#"{"type":"beacon"}"#.utf8) + [0x0A], [0x0A], []] {
+            #expect(Array(MqttPayload.stateFields(message, line: framing)) == Array(fromLine))
+        }
+    }
+
     @Test func raceControlKeepsAnUnknownModeAsSent() {
         #expect(RaceControlPart(RemoteSnapshot(mode: "purple")).mode == "purple")
         #expect(RaceControlPart(RemoteSnapshot(globalMode: "SC", mode: "GREEN")).mode == "safety_car")
@@ -186,18 +214,29 @@ import Testing
         #expect(outbox.take().state == [2])
     }
 
-    @Test func theLockedOutboxHandsWorkToAWaitingSender() throws {
-        let outbox = MqttOutbox()
+    /// The network thread is woken once per batch of work, not per offer, and not for an
+    /// acknowledgement that leaves nothing to send; `take()` re-arms the wake-up.
+    @Test func theLockedOutboxWakesTheNetworkThreadOncePerBatch() {
+        let outbox = MqttOutbox(MqttOutboxState(maxSightings: 10, maxInflight: 4))
+        let wakes = LockedBox(0)
+        outbox.setWake { wakes.value += 1 }
+        outbox.update { $0.offer(state: [1]) }
+        #expect(wakes.value == 0)
         outbox.update { $0.connected() }
-        let received = LockedBox<[UInt8]?>(nil)
-        let thread = try PosixThread.start(detached: false) {
-            received.value = outbox.nextWork(timeout: 5_000_000)?.state
-        }
-        outbox.update { $0.offer(state: [42]) }
-        thread.join()
-        #expect(received.value == [42])
-        outbox.stop()
-        #expect(outbox.nextWork(timeout: 1000) == nil)
+        #expect(wakes.value == 1)
+        outbox.update { $0.offer(state: [2]) }
+        outbox.update { $0.offer(sighting: MqttOutboxState.Sighting(topic: "t", payload: [3])) }
+        #expect(wakes.value == 1)
+        let work = outbox.take()
+        #expect(work.state == [2])
+        #expect(work.sightings.map(\.payload) == [[3]])
+        outbox.update { $0.handedOver(states: 1, sightings: 1) }
+        outbox.update { $0.completed() }
+        #expect(wakes.value == 1)
+        outbox.update { $0.offer(state: [4]) }
+        #expect(wakes.value == 2)
+        #expect(outbox.take().state == [4])
+        #expect(outbox.take().isEmpty)
     }
 
     // MARK: Sighting coalescer

@@ -3,19 +3,9 @@ import CircuitState
 import Logging
 import NIOCore
 
-/// One published change, as the hub emits it: the typed state message, and what it was made from.
-package struct Publication {
-    /// The publication number, also `message.seq`.
-    package let seq: Int
-    package let state: PublishedState
-    package let message: StateMessage
-    /// Beacons in the directory when it was published (systemd's status line counts them).
-    package let beaconsHeard: Int
-}
-
 /// The publication core of the daemon: owns the fusion engine and the beacon directory, turns
 /// inputs into publications (deduplicated, numbered by `seq`, one audit line each), and runs the
-/// expiry and staleness timers. It emits values; `TrackStatePublisher` renders them and fans them
+/// expiry and staleness timers. It emits values, each rendered once; `TrackStatePublisher` fans them
 /// out to clients.
 ///
 /// Everything happens on one event loop: callers on other threads hop onto `eventLoop` (which is

@@ -2,12 +2,15 @@ import CMosquitto
 import Glibc
 import Synchronization
 
-/// One libmosquitto client with its own network thread: connect, run the loop, and on any failure
-/// reconnect after a backoff (0.5 s doubling to 30 s, with jitter). libmosquitto does MQTT; this
-/// only drives it. Callbacks run on the network thread.
+/// One libmosquitto client on a network thread of its own: connect, run the network loop, and on any
+/// failure reconnect after a backoff (0.5 s doubling to 30 s, with jitter). libmosquitto does MQTT;
+/// this only drives it.
 ///
-/// Threaded mode is on, so `publish` and `subscribe` may be called from any thread: libmosquitto
-/// queues the packet and wakes the loop.
+/// The loop is beacond's own poll(2) over the client's socket and a wake eventfd, through
+/// libmosquitto's API for other event loops (`mosquitto_loop_read`, `_write`, `_misc`). Other threads
+/// never call libmosquitto: they hand work over and call `wake()`, and the `pump` handler publishes it
+/// on the network thread, which writes it at once. A publish so costs no second thread's wake-up and
+/// none of libmosquitto's socket-pair wake-ups (its threaded mode's).
 package final class MosquittoClient: @unchecked Sendable {
     package struct Options: Sendable {
         package var url: MqttURL
@@ -17,7 +20,10 @@ package final class MosquittoClient: @unchecked Sendable {
         package var caFile: String?
         package var keepalive: Int32 = 30
         /// The last will: sent by the broker when this client vanishes without a clean disconnect.
-        package var will: (topic: String, payload: [UInt8], qos: Int32, retain: Bool)?
+        package var will: Message?
+        /// Published by a clean stop, which waits up to a second for the broker to take it before it
+        /// disconnects (if it does not, the dropped connection fires the will).
+        package var farewell: Message?
 
         package init(url: MqttURL, clientID: String) {
             self.url = url
@@ -25,8 +31,23 @@ package final class MosquittoClient: @unchecked Sendable {
         }
     }
 
+    package struct Message: Sendable {
+        package var topic: String
+        package var payload: [UInt8]
+        package var qos: Int32
+        package var retain: Bool
+
+        package init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
+            self.topic = topic
+            self.payload = payload
+            self.qos = qos
+            self.retain = retain
+        }
+    }
+
+    /// Every handler runs on the network thread, and may call `publish` and `subscribe`.
     package struct Handlers: Sendable {
-        /// The broker accepted the connection (on the network thread).
+        /// The broker accepted the connection.
         package var connected: @Sendable (MosquittoClient) -> Void = { _ in }
         /// A connection attempt failed or a connection ended; the reason for the log and status, and
         /// whether it is the same as the previous failure (so the log says it once).
@@ -34,6 +55,9 @@ package final class MosquittoClient: @unchecked Sendable {
         /// One publish written (QoS 0) or acknowledged (QoS 1, 2).
         package var published: @Sendable () -> Void = {}
         package var message: @Sendable (_ topic: String, _ payload: [UInt8], _ retained: Bool) -> Void = { _, _, _ in }
+        /// After every wake-up and network event while a connection is open: publish what other
+        /// threads handed over.
+        package var pump: @Sendable (MosquittoClient) -> Void = { _ in }
 
         package init() {}
     }
@@ -47,18 +71,29 @@ package final class MosquittoClient: @unchecked Sendable {
     private let handle: OpaquePointer
     private let options: Options
     private let handlers: Handlers
+    private let wakeSignal: WakeSignal
     private var thread: PosixThread?
     /// Set once by `stop()`; read by the network thread.
     private let stopping = Atomic<Bool>(false)
-    /// Network thread only: the last libmosquitto error log line (OpenSSL's reason for a TLS failure).
+    // The network thread only:
+    /// The last libmosquitto error log line (OpenSSL's reason for a TLS failure).
     private var lastLogError: String?
     private var lastFailure: String?
     private var backoff = Backoff(floor: 500_000, cap: 30_000_000, jitter: 0.25)
-    /// Network thread only: the CONNACK refused this connection (the loop's error then says less).
+    /// The CONNACK refused this connection (the loop's error then says less).
     private var refusal: String?
+    /// The broker accepted the open connection.
+    private var isAccepted = false
+    /// The farewell's message id while a clean stop waits for the broker to take it.
+    private var farewellMid: Int32?
 
     package init(options: Options, handlers: Handlers) throws(SetupError) {
         _ = Self.libraryInitialised
+        do {
+            wakeSignal = try WakeSignal()
+        } catch {
+            throw SetupError(description: "mqtt: cannot create the wake eventfd: \(errnoText(error.errno))")
+        }
         guard let handle = mosquitto_new(options.clientID, true, nil) else {
             throw SetupError(description: "mqtt: cannot create a client: \(errnoText(errno))")
         }
@@ -66,18 +101,13 @@ package final class MosquittoClient: @unchecked Sendable {
         self.options = options
         self.handlers = handlers
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
-        mosquitto_threaded_set(handle, true)
         mosquitto_connect_callback_set(handle) { _, object, code in
             guard let object else { return }
             Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().connectAnswered(code)
         }
-        mosquitto_publish_callback_set(handle) { _, object, _ in
+        mosquitto_publish_callback_set(handle) { _, object, mid in
             guard let object else { return }
-            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().handlers.published()
-        }
-        mosquitto_log_callback_set(handle) { _, object, level, text in
-            guard let object, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
-            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().lastLogError = String(cString: text)
+            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().published(mid: mid)
         }
         mosquitto_message_callback_set(handle) { _, object, message in
             guard let object, let message, let topic = message.pointee.topic else { return }
@@ -126,6 +156,20 @@ package final class MosquittoClient: @unchecked Sendable {
         return String(cString: mosquitto_strerror(code))
     }
 
+    /// libmosquitto formats every log line (a malloc and a vsnprintf per packet sent or received) once
+    /// a log callback is set, so it is set only until the broker accepts the connection: what it is
+    /// for, OpenSSL's reason for a failed handshake, comes before that.
+    private func captureLog(_ on: Bool) {
+        guard on else {
+            mosquitto_log_callback_set(handle, nil)
+            return
+        }
+        mosquitto_log_callback_set(handle) { _, object, level, text in
+            guard let object, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().lastLogError = String(cString: text)
+        }
+    }
+
     // MARK: The network thread
 
     package func start() throws {
@@ -134,11 +178,20 @@ package final class MosquittoClient: @unchecked Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
+    /// SCHED_BATCH (sched(7)); Glibc's module does not export it (it needs _GNU_SOURCE).
+    private static let schedBatch: Int32 = 3
+
     private func runLoop() {
+        // A batch thread does not preempt the one that woke it: the hub's loop, which hands over a state
+        // and wakes this thread, finishes its turn first.
+        var parameters = sched_param(sched_priority: 0)
+        _ = sched_setscheduler(0, Self.schedBatch, &parameters)
         var first = true
         while !isStopping {
             lastLogError = nil
             refusal = nil
+            isAccepted = false
+            captureLog(true)
             let host = options.url.host
             let code =
                 first
@@ -146,8 +199,7 @@ package final class MosquittoClient: @unchecked Sendable {
                 : mosquitto_reconnect(handle)
             first = false
             if code == Self.ok {
-                var loopCode = Self.ok
-                while !isStopping, loopCode == Self.ok { loopCode = mosquitto_loop(handle, 1000, 1) }
+                let loopCode = serve()
                 if isStopping { break }
                 // A TLS failure is the same failure whether it ends the connect or the first loop pass:
                 // one wording, so the log says it once.
@@ -159,6 +211,61 @@ package final class MosquittoClient: @unchecked Sendable {
             }
             pause(microseconds: backoff.failed(random: Double.random(in: 0..<1)))
         }
+    }
+
+    /// Runs one open connection until it fails (the error), or until a stop has said farewell and
+    /// disconnected.
+    private func serve() -> Int32 {
+        var farewellDeadline: Int64?
+        while true {
+            if isStopping {
+                if farewellDeadline == nil {
+                    farewellDeadline = MonotonicClock.micros() + 1_000_000
+                    sayFarewell()
+                }
+                if farewellMid == nil || MonotonicClock.micros() >= farewellDeadline ?? 0 {
+                    mosquitto_disconnect(handle)
+                    return Self.ok
+                }
+            } else {
+                handlers.pump(self)
+            }
+            let socket = mosquitto_socket(handle)
+            guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
+            let writing = mosquitto_want_write(handle) ? Int16(POLLOUT) : 0
+            var descriptors = (
+                pollfd(fd: socket, events: Int16(POLLIN) | writing, revents: 0),
+                pollfd(fd: wakeSignal.descriptor, events: Int16(POLLIN), revents: 0)
+            )
+            let ready = withUnsafeMutableBytes(of: &descriptors) { raw in
+                poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, farewellDeadline == nil ? 1000 : 50)
+            }
+            if ready < 0, errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
+            if descriptors.1.revents != 0 { wakeSignal.drain() }
+            let events = ready > 0 ? descriptors.0.revents : 0
+            if events & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                let code = mosquitto_loop_read(handle, 1)
+                guard code == Self.ok else { return code }
+            }
+            if events & Int16(POLLOUT) != 0, mosquitto_socket(handle) >= 0 {
+                let code = mosquitto_loop_write(handle, 1)
+                guard code == Self.ok else { return code }
+            }
+            // Keepalive pings and the broker's silence.
+            let code = mosquitto_loop_misc(handle)
+            guard code == Self.ok else { return code }
+        }
+    }
+
+    private func sayFarewell() {
+        farewellMid = nil
+        guard isAccepted, let farewell = options.farewell else { return }
+        var mid: Int32 = 0
+        let code = farewell.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(
+                handle, &mid, farewell.topic, Int32(bytes.count), bytes.baseAddress, farewell.qos, farewell.retain)
+        }
+        if code == Self.ok { farewellMid = mid }
     }
 
     /// A libmosquitto error with what its log said (a TLS failure's OpenSSL reason).
@@ -181,6 +288,8 @@ package final class MosquittoClient: @unchecked Sendable {
         if code == 0 {
             backoff.succeeded()
             lastFailure = nil
+            isAccepted = true
+            captureLog(false)
             handlers.connected(self)
         } else {
             let text = String(cString: mosquitto_connack_string(code))
@@ -188,36 +297,52 @@ package final class MosquittoClient: @unchecked Sendable {
         }
     }
 
+    private func published(mid: Int32) {
+        if mid == farewellMid { farewellMid = nil }
+        handlers.published()
+    }
+
     private func pause(microseconds: Int64) {
-        var left = microseconds
-        while left > 0, !isStopping {
-            let step = min(left, 100_000)
-            usleep(UInt32(step))
-            left -= step
+        let deadline = MonotonicClock.micros() + microseconds
+        while !isStopping {
+            let left = deadline - MonotonicClock.micros()
+            guard left > 0 else { return }
+            var probe = pollfd(fd: wakeSignal.descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&probe, 1, Int32(clamping: (left + 999) / 1000)) > 0 { wakeSignal.drain() }
         }
     }
 
-    // MARK: Any thread
+    // MARK: Handlers (the network thread)
 
-    /// Hands one publish to libmosquitto; false when it refused it (not connected, too large).
+    /// Hands one publish to libmosquitto, which writes it at once (or when the socket takes it);
+    /// false when it refused it (not connected, too large). From a handler only.
     @discardableResult
     package func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool) -> Bool {
-        let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+        let code = topic.withCString { topic in
+            payload.withUnsafeBytes { bytes in
+                mosquitto_publish(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            }
         }
         return code == Self.ok
     }
 
+    /// From a handler only.
     @discardableResult
     package func subscribe(_ filter: String, qos: Int32) -> Bool {
         mosquitto_subscribe(handle, nil, filter, qos) == Self.ok
     }
 
-    /// Disconnects cleanly (no last will) and ends the network thread, waiting for it: at most one
-    /// loop pass (1 s) or one connection attempt.
+    // MARK: Any thread
+
+    /// Wakes the network thread, which then runs `pump`.
+    package func wake() { wakeSignal.signal() }
+
+    /// A clean stop: the network thread publishes the farewell, waits up to a second for the broker to
+    /// take it, disconnects (no last will) and ends; this waits for it. A connection attempt in
+    /// progress is not interrupted.
     package func stop() {
         stopping.store(true, ordering: .releasing)
-        mosquitto_disconnect(handle)
+        wakeSignal.signal()
         thread?.join()
     }
 }

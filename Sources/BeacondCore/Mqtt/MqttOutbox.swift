@@ -156,64 +156,48 @@ package struct MqttOutboxState: Sendable {
     }
 }
 
-/// `MqttOutboxState` behind a lock, with a condition the sender thread waits on. The hub's loop only
-/// ever takes the lock for a copy of a payload: it never waits on the network.
+/// `MqttOutboxState` behind a lock, with the network thread's wake-up. The hub's loop only ever takes
+/// the lock for a copy of a payload: it never waits on the network.
 package final class MqttOutbox: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var state: MqttOutboxState
-    private var stopping = false
+    /// Set once the network thread was woken for work it has not taken yet, so a burst of offers
+    /// wakes it once.
+    private var wakePending = false
+    private var wake: @Sendable () -> Void = {}
 
     package init(_ state: MqttOutboxState = MqttOutboxState()) {
         self.state = state
         pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
-        condition.deallocate()
         mutex.deallocate()
     }
 
-    /// Runs `body` under the lock and wakes the sender if there is work for it now (not for every
-    /// acknowledgement or counter: at 1,000 states/s that doubled the sender's wake-ups).
+    /// How to wake the thread that calls `take()`; set before any `update`.
+    package func setWake(_ wake: @escaping @Sendable () -> Void) { self.wake = wake }
+
+    /// Runs `body` under the lock, and wakes the network thread if there is work for it now and it
+    /// was not woken for it already (not for every acknowledgement or counter).
     package func update<Result>(_ body: (inout MqttOutboxState) -> Result) -> Result {
         pthread_mutex_lock(mutex)
         let result = body(&state)
-        if state.hasWork { pthread_cond_signal(condition) }
+        let wakeNow = !wakePending && state.hasWork
+        if wakeNow { wakePending = true }
         pthread_mutex_unlock(mutex)
+        if wakeNow { wake() }
         return result
     }
 
     package var status: MqttStatus { update { $0.status } }
 
-    /// The sender's wait: the next work, or nil once stopping. Wakes at least every `timeout` µs.
-    package func nextWork(timeout: Int64 = 1_000_000) -> MqttOutboxState.Work? {
+    /// The network thread's side: what to publish now (possibly nothing).
+    package func take() -> MqttOutboxState.Work {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        while !stopping {
-            let work = state.take()
-            if !work.isEmpty { return work }
-            var deadline = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &deadline)
-            let nanos = Int64(deadline.tv_nsec) + (timeout % 1_000_000) * 1000
-            deadline.tv_sec += Int(timeout / 1_000_000) + Int(nanos / 1_000_000_000)
-            deadline.tv_nsec = Int(nanos % 1_000_000_000)
-            pthread_cond_timedwait(condition, mutex, &deadline)
-        }
-        return nil
-    }
-
-    package func stop() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        wakePending = false
+        return state.take()
     }
 }

@@ -5,9 +5,9 @@ import NIOCore
 import Synchronization
 
 /// Publishes this node's state, status and beacon sightings to an MQTT broker (docs/mqtt.md), off the
-/// kiosk's critical path: the hub's loop renders a payload and drops it into `MqttOutbox` (a lock held
-/// for a copy, never for I/O); a sender thread hands it to libmosquitto; libmosquitto's network runs on
-/// `MosquittoClient`'s thread. The broker being down, slow or refusing us changes nothing on the loop.
+/// kiosk's critical path: the hub's loop makes a payload and drops it into `MqttOutbox` (a lock held
+/// for a copy, never for I/O) and wakes `MosquittoClient`'s network thread, which hands it to
+/// libmosquitto and writes it. The broker being down, slow or refusing us changes nothing on the loop.
 package final class MqttPublisher: @unchecked Sendable {
     package let topics: MqttTopics
     package let url: MqttURL
@@ -15,20 +15,20 @@ package final class MqttPublisher: @unchecked Sendable {
     package let outbox: MqttOutbox
     private let client: MosquittoClient
     private let logger: Logger
-    private var sender: PosixThread?
-    /// Read without the outbox's lock, from any thread.
-    private final class Flags: Sendable {
-        /// Publishes libmosquitto completed (written, or acknowledged), for the graceful stop's wait.
-        let completed = Atomic<Int>(0)
-        /// The connection's state (sightings skip their rendering while the broker is away).
-        let isConnected = Atomic<Bool>(false)
+    /// The connection's state, read without the outbox's lock (sightings skip their rendering while
+    /// the broker is away).
+    private final class ConnectedFlag: Sendable {
+        let value = Atomic<Bool>(false)
     }
 
-    private let flags = Flags()
+    private let isConnected = ConnectedFlag()
 
     // The hub's loop only:
     private var coalescer = SightingCoalescer()
-    private var lastMessage: StateMessage?
+    /// The last published state's members, a slice of its protocol line (no copy).
+    private var lastStateFields: ArraySlice<UInt8>?
+    /// Weak: the hub holds this publisher's observers. Read only to report a sighting.
+    private weak var hub: TrackStateHub?
     private var raceControl: RaceControlPart?
 
     package init(settings: DaemonConfiguration.Mqtt, logger: Logger) throws {
@@ -48,22 +48,24 @@ package final class MqttPublisher: @unchecked Sendable {
         options.username = settings.username
         if let file = settings.passwordFile { options.password = try Self.readPassword(file) }
         options.caFile = settings.caFile
-        options.will = (topics.status, MqttPayload.offline, 1, true)
+        options.will = MosquittoClient.Message(topic: topics.status, payload: MqttPayload.offline, qos: 1, retain: true)
+        options.farewell = options.will
         var state = MqttOutboxState()
         state.setIdentity(url: url.description, node: node)
         let outbox = MqttOutbox(state)
         self.outbox = outbox
         var handlers = MosquittoClient.Handlers()
         let topics = topics
-        let flags = flags
+        let isConnected = isConnected
+        let qos = qosState
         handlers.connected = { client in
             client.publish(topic: topics.status, payload: MqttPayload.online, qos: 1, retain: true)
-            flags.isConnected.store(true, ordering: .releasing)
+            isConnected.value.store(true, ordering: .releasing)
             outbox.update { $0.connected() }
             logger.info("mqtt: connected to \(url) as node \(topics.node)")
         }
         handlers.failed = { reason, repeated in
-            flags.isConnected.store(false, ordering: .releasing)
+            isConnected.value.store(false, ordering: .releasing)
             outbox.update { $0.disconnected(reason: reason) }
             // A broker away or a refused login is logged once, not at every retry.
             if repeated {
@@ -72,11 +74,12 @@ package final class MqttPublisher: @unchecked Sendable {
                 logger.warning("mqtt: \(reason); retrying with backoff, the kiosk display is unaffected")
             }
         }
-        handlers.published = {
-            flags.completed.add(1, ordering: .relaxed)
-            outbox.update { $0.completed() }
+        handlers.published = { outbox.update { $0.completed() } }
+        handlers.pump = { client in Self.publish(outbox.take(), with: client, topics: topics, qos: qos, outbox: outbox)
         }
-        client = try MosquittoClient(options: options, handlers: handlers)
+        let client = try MosquittoClient(options: options, handlers: handlers)
+        self.client = client
+        outbox.setWake { client.wake() }
     }
 
     /// `mqtt.password_file`: its first line.
@@ -96,8 +99,9 @@ package final class MqttPublisher: @unchecked Sendable {
     /// Hears the hub's publications, sightings and remote fetches. Call after the socket publisher
     /// was created, so the kiosk's line goes out before any MQTT work.
     package func attach(to hub: TrackStateHub) {
+        self.hub = hub
         hub.addPublicationObserver { [self] publication in
-            lastMessage = publication.message
+            lastStateFields = MqttPayload.stateFields(publication.message, line: publication.line)
             if let snapshot = publication.state.remote?.snapshot { raceControl = RaceControlPart(snapshot) }
             offerState()
         }
@@ -108,27 +112,24 @@ package final class MqttPublisher: @unchecked Sendable {
             offerState()
         }
         let loop = hub.eventLoop
-        hub.addSightingObserver { [weak hub, self] key, time in
-            guard let hub else { return }
-            sighted(key, at: time, hub: hub, loop: loop)
-        }
+        hub.addSightingObserver { [self] key, time in sighted(key, at: time, loop: loop) }
     }
 
     private func offerState() {
-        guard let lastMessage else { return }
-        let payload = MqttPayload.state(lastMessage, node: topics.node, raceControl: raceControl)
+        guard let lastStateFields else { return }
+        let payload = MqttPayload.state(fields: lastStateFields, node: topics.node, raceControl: raceControl)
         outbox.update { $0.offer(state: payload) }
     }
 
-    private func sighted(_ key: OverrideKey, at time: Int64, hub: TrackStateHub, loop: EventLoop) {
+    private func sighted(_ key: OverrideKey, at time: Int64, loop: EventLoop) {
         let now = Int64(loop.now.uptimeNanoseconds / 1000)
         switch coalescer.offer(key, at: now) {
         case .sendNow:
-            sendSighting(key, at: time, hub: hub)
+            sendSighting(key, at: time)
         case .scheduled(let delay):
-            loop.scheduleTask(in: .microseconds(delay)) { [weak hub, self] in
-                guard let hub, coalescer.takePending(key, at: Int64(loop.now.uptimeNanoseconds / 1000)) else { return }
-                sendSighting(key, at: nil, hub: hub)
+            loop.scheduleTask(in: .microseconds(delay)) { [self] in
+                guard coalescer.takePending(key, at: Int64(loop.now.uptimeNanoseconds / 1000)) else { return }
+                sendSighting(key, at: nil)
             }
         case .alreadyPending:
             break
@@ -137,62 +138,44 @@ package final class MqttPublisher: @unchecked Sendable {
         }
     }
 
-    private func sendSighting(_ key: OverrideKey, at time: Int64?, hub: TrackStateHub) {
-        guard flags.isConnected.load(ordering: .acquiring) else {
+    private func sendSighting(_ key: OverrideKey, at time: Int64?) {
+        guard isConnected.value.load(ordering: .acquiring) else {
             outbox.update { $0.dropSighting() }
             return
         }
-        guard let beacon = hub.beaconReport(for: key, at: time) else { return }
+        guard let beacon = hub?.beaconReport(for: key, at: time) else { return }
         let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
         let sighting = MqttOutboxState.Sighting(
             topic: topics.beacon(key), payload: MqttPayload.sighting(message, node: topics.node))
         outbox.update { $0.offer(sighting: sighting) }
     }
 
-    // MARK: Threads
+    // MARK: The network thread
 
-    package func start() throws {
-        let client = client
-        let outbox = outbox
-        let qos = qosState
-        let topics = topics
-        sender = try PosixThread.start(detached: false) {
-            while let work = outbox.nextWork() {
-                var states = 0
-                if let state = work.state,
-                    client.publish(topic: topics.state, payload: state, qos: qos, retain: true)
-                {
-                    states = 1
-                }
-                var sightings = 0
-                for sighting in work.sightings
-                where client.publish(topic: sighting.topic, payload: sighting.payload, qos: 0, retain: false) {
-                    sightings += 1
-                }
-                outbox.update {
-                    $0.handedOver(states: states, sightings: sightings)
-                    if work.state != nil, states == 0 { $0.requeue(state: work.state) }
-                }
-            }
+    /// `pump`: hands what the hub's loop dropped off to libmosquitto, which writes it at once.
+    private static func publish(
+        _ work: MqttOutboxState.Work, with client: MosquittoClient, topics: MqttTopics, qos: Int32, outbox: MqttOutbox
+    ) {
+        guard !work.isEmpty else { return }
+        var states = 0
+        if let state = work.state, client.publish(topic: topics.state, payload: state, qos: qos, retain: true) {
+            states = 1
         }
-        try client.start()
+        var sightings = 0
+        for sighting in work.sightings
+        where client.publish(topic: sighting.topic, payload: sighting.payload, qos: 0, retain: false) {
+            sightings += 1
+        }
+        outbox.update {
+            $0.handedOver(states: states, sightings: sightings)
+            if work.state != nil, states == 0 { $0.requeue(state: work.state) }
+        }
     }
+
+    package func start() throws { try client.start() }
 
     /// A graceful stop: `offline` is published (retained) and the client disconnects cleanly. If the
     /// broker does not take it within a second, the dropped connection makes it send the last will,
     /// which says the same.
-    package func stop() {
-        outbox.stop()
-        sender?.join()
-        if flags.isConnected.load(ordering: .acquiring) {
-            let before = flags.completed.load(ordering: .relaxed)
-            client.publish(topic: topics.status, payload: MqttPayload.offline, qos: 1, retain: true)
-            var waited: Int64 = 0
-            while flags.completed.load(ordering: .relaxed) == before, waited < 1_000_000 {
-                usleep(10_000)
-                waited += 10_000
-            }
-        }
-        client.stop()
-    }
+    package func stop() { client.stop() }
 }

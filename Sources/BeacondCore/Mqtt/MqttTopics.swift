@@ -76,15 +76,38 @@ package struct RaceControlPart: Hashable, Sendable, Decodable {
 package enum MqttPayload {
     /// `{"type":"state","node":…,<the state message's fields>,"race_control":{…}|null}`.
     package static func state(_ message: StateMessage, node: String, raceControl: RaceControlPart?) -> [UInt8] {
-        var writer = JSONWriter()
+        state(fields: stateFields(message, line: message.line), node: node, raceControl: raceControl)
+    }
+
+    /// The same from the state message's members (`stateFields`): copied, not rendered again.
+    package static func state(fields: ArraySlice<UInt8>, node: String, raceControl: RaceControlPart?) -> [UInt8] {
+        var writer = JSONWriter(capacity: fields.count + node.utf8.count + 128)
         writer.beginObject()
         writer.key("type"); writer.string("state")
         writer.key("node"); writer.string(node)
-        message.renderFields(into: &writer)
+        writer.rawValue { $0.append(contentsOf: fields) }
         writer.key("race_control")
         if let raceControl { raceControl.render(into: &writer) } else { writer.null() }
         writer.endObject()
         return writer.bytes
+    }
+
+    private static let stateLead = Array(#"{"type":"state","#.utf8)
+
+    /// A state message's members as they go between `{"type":"state",` and `}`: cut from `line`, its
+    /// protocol line (`Publication.line`, rendered once by the hub), when that is framed so; else
+    /// rendered.
+    package static func stateFields(_ message: StateMessage, line: [UInt8]) -> ArraySlice<UInt8> {
+        if line.starts(with: stateLead), line.count > stateLead.count + 2, line.last == UInt8(ascii: "\n"),
+            line[line.count - 2] == UInt8(ascii: "}")
+        {
+            return line[stateLead.count..<(line.count - 2)]
+        }
+        var writer = JSONWriter()
+        writer.beginObject()
+        message.renderFields(into: &writer)
+        writer.endObject()
+        return writer.bytes.dropFirst().dropLast()
     }
 
     /// `{"type":"beacon","node":…,"ts":…,"beacon":{…}}`.

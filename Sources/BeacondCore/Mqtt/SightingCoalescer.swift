@@ -14,33 +14,45 @@ package struct SightingCoalescer: Sendable {
 
     package let interval: Int64
     package let maxKeys: Int
-    private var lastSent: [OverrideKey: Int64] = [:]
-    private var pending: Set<OverrideKey> = []
+
+    private struct Window {
+        var lastSent: Int64
+        var pending: Bool
+    }
+
+    /// One entry per key, so a sighting (10,000 a second at a busy venue) costs one hash lookup.
+    private var windows: [OverrideKey: Window] = [:]
 
     package init(interval: Int64 = 1_000_000, maxKeys: Int = 4096) {
         self.interval = max(1, interval)
         self.maxKeys = max(1, maxKeys)
     }
 
-    package var rememberedKeys: Int { lastSent.count }
+    package var rememberedKeys: Int { windows.count }
 
     package mutating func offer(_ key: OverrideKey, at now: Int64) -> Decision {
-        if lastSent.count >= maxKeys, lastSent[key] == nil {
-            lastSent = lastSent.filter { now - $0.value < interval || pending.contains($0.key) }
-            if lastSent.count >= maxKeys { return .tableFull }
+        if let index = windows.index(forKey: key) {
+            let window = windows.values[index]
+            guard now - window.lastSent < interval else {
+                windows.values[index].lastSent = now
+                return .sendNow
+            }
+            if window.pending { return .alreadyPending }
+            windows.values[index].pending = true
+            return .scheduled(delay: window.lastSent + interval - now)
         }
-        guard let sent = lastSent[key], now - sent < interval else {
-            lastSent[key] = now
-            return .sendNow
+        if windows.count >= maxKeys {
+            windows = windows.filter { now - $0.value.lastSent < interval || $0.value.pending }
+            if windows.count >= maxKeys { return .tableFull }
         }
-        guard pending.insert(key).inserted else { return .alreadyPending }
-        return .scheduled(delay: sent + interval - now)
+        windows[key] = Window(lastSent: now, pending: false)
+        return .sendNow
     }
 
     /// True when `key` had a sighting pending; it is then sent and its window restarts.
     package mutating func takePending(_ key: OverrideKey, at now: Int64) -> Bool {
-        guard pending.remove(key) != nil else { return false }
-        lastSent[key] = now
+        guard let index = windows.index(forKey: key), windows.values[index].pending else { return false }
+        windows.values[index] = Window(lastSent: now, pending: false)
         return true
     }
 }

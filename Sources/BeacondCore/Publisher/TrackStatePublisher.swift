@@ -121,7 +121,7 @@ package final class TrackStatePublisher: @unchecked Sendable {
     /// direct path) through their pipelines and bounded queues, where coalescing and drop notices
     /// apply. A backed-up client's queue work so never delays an idle client's line.
     private func send(_ publication: Publication) {
-        let line = ByteBuffer(bytes: publication.message.line)
+        let line = ByteBuffer(bytes: publication.line)
         stateLine = line
         var queued = ContiguousArray<TrackStateSubscriber>()
         for subscriber in subscribers where !subscriber.deliverDirectly(state: line) { queued.append(subscriber) }

@@ -97,7 +97,7 @@ final class HCICommandChannel {
     private let sink: any AdvertisementSink
     private let recorder: BTSnoopRecorder?
     private let counters: HCIScannerCounters
-    private let wake: HCIWakeSignal?
+    private let wake: WakeSignal?
     private var decoder = HCIEventDecoder()
     private let batch = HCIReadBatch(
         capacity: HCICommandChannel.packetsPerRead, slotSize: HCICommandChannel.bufferSize)
@@ -110,7 +110,7 @@ final class HCICommandChannel {
 
     init(
         transport: any HCITransport, adapter: String, sink: any AdvertisementSink, recorder: BTSnoopRecorder?,
-        counters: HCIScannerCounters, wake: HCIWakeSignal?
+        counters: HCIScannerCounters, wake: WakeSignal?
     ) {
         self.transport = transport
         self.adapter = adapter

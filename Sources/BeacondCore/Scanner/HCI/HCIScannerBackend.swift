@@ -25,7 +25,7 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     private let logger: Logger
     private let logLimiter: LogRateLimiter
     private let opener: Opener
-    private let wake: HCIWakeSignal
+    private let wake: WakeSignal
     private let shared = Mutex(Shared())
 
     private struct Shared {
@@ -48,7 +48,11 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
         self.recorder = recorder
         self.logger = logger
         self.opener = opener ?? Self.rawSocketOpener(adapter: configuration.adapter)
-        wake = try HCIWakeSignal()
+        do {
+            wake = try WakeSignal()
+        } catch {
+            throw .system(adapter: "", operation: "create the scanner's wake eventfd", errno: error.errno)
+        }
     }
 
     /// Opens `adapter`'s raw HCI socket.

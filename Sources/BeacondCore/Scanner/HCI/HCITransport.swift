@@ -105,29 +105,3 @@ package final class DescriptorHCITransport: HCITransport {
         descriptor = -1
     }
 }
-
-/// An eventfd that wakes the reader thread's polls when shutdown is requested. Once signalled
-/// it stays readable.
-final class HCIWakeSignal: Sendable {
-    let descriptor: Int32
-
-    init() throws(HCIScannerError) {
-        let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard descriptor >= 0 else {
-            throw .system(adapter: "", operation: "create the scanner's wake eventfd", errno: errno)
-        }
-        self.descriptor = descriptor
-    }
-
-    deinit { _ = Glibc.close(descriptor) }
-
-    func signal() {
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { Glibc.write(descriptor, $0.baseAddress, 8) }
-    }
-
-    var isSignalled: Bool {
-        var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&probe, 1, 0) > 0
-    }
-}
