@@ -74,8 +74,7 @@ extension BenchDaemonCommand {
             unit: "states")
         if !result.delivered { missed.append("mqtt delivery") }
         SpeedGoal.mqttCPU(
-            attributedPercent: result.attributedCPU, addedPercent: result.addedCPU, noisePercent: result.cpuNoise,
-            delivered: result.delivered
+            addedPercent: result.addedCPU, attributedPercent: result.attributedCPU, delivered: result.delivered
         )?.report(
             into: &figures, missed: &missed)
         SpeedGoal.mqttLatency(

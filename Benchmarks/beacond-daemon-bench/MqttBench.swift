@@ -20,11 +20,9 @@ import Logging
 /// (race control's `beacond venue`), each read from /proc/self/task/<tid>/schedstat over the load.
 /// The broker is another process: its CPU is printed, not counted.
 ///
-/// On this VM the whole-process figure of a phase swings by several % of a core with nothing changed
-/// (the loop and the readers together), so MQTT's cost is also measured where it is spent: the
-/// threads `MqttPublisher.start()` adds, plus the hub loop's time inside MQTT's observers
-/// (`LoopHookTimer`). The goal takes that figure, and requires the whole-process difference to agree
-/// with it within the off rounds' spread.
+/// MQTT's own share is also measured where it is spent: the threads `MqttPublisher.start()` adds, plus
+/// the hub loop's thread CPU time inside MQTT's observers (`LoopHookTimer`). The rest of on − off is
+/// what MQTT's work costs the other threads, or the machine's noise (the off rounds' spread says which).
 enum MqttBench {
     static let topicPrefix = "bench"
     static let changeInterval = 0.001

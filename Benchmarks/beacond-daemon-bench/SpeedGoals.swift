@@ -69,27 +69,23 @@ struct SpeedGoal {
     static let mqttAddedCPUGoalPercent = 5.0
     static let mqttLatencyTolerance = 0.10
 
-    /// Issue 16: the CPU that 1,000 state changes per second to the broker cost, % of one core, measured
-    /// where it is spent (MQTT's threads and its observers on the hub's loop): goal < 5 %, only if the
-    /// states reached the broker and the whole process's on − off difference is no more than that plus
-    /// the off rounds' spread (no cost hides elsewhere). Recorded: the share of the budget.
-    static func mqttCPU(
-        attributedPercent: Double, addedPercent: Double, noisePercent: Double, delivered: Bool
-    ) -> SpeedGoal? {
-        guard attributedPercent.isFinite, addedPercent.isFinite, noisePercent.isFinite else { return nil }
-        let agrees = addedPercent - attributedPercent <= noisePercent
-        let met = attributedPercent < mqttAddedCPUGoalPercent && agrees && delivered
+    /// Issue 16: the CPU that 1,000 state changes per second to the broker add (the counted process, MQTT
+    /// on − off, % of one core): goal < 5 %, and only if the states reached the broker. The line also
+    /// gives MQTT's own share (its threads and its observers on the hub's loop); the rest is what its
+    /// work costs the other threads (caches, wake-ups, two cores shared with the broker). Recorded: the
+    /// share of the budget.
+    static func mqttCPU(addedPercent: Double, attributedPercent: Double, delivered: Bool) -> SpeedGoal? {
+        guard addedPercent.isFinite else { return nil }
+        let met = addedPercent < mqttAddedCPUGoalPercent && delivered
         return SpeedGoal(
             key: "mqtt_added_cpu",
             line: """
-                goal (issue 16): 1,000 state changes/s to the broker cost \(format(attributedPercent, decimals: 2)) % \
-                of one core (its threads and its loop hooks; goal < \
-                \(format(mqttAddedCPUGoalPercent, decimals: 0)) %), \
-                the whole process on − off \(format(addedPercent, decimals: 2)) % \(agrees ? "agrees" : "DISAGREES") \
-                within the off rounds' spread \(format(noisePercent, decimals: 2)) %\
+                goal (issue 16): 1,000 state changes/s to the broker add \(format(addedPercent, decimals: 2)) % \
+                of one core, of which MQTT's threads and loop hooks \(format(attributedPercent, decimals: 2)) % \
+                (goal < \(format(mqttAddedCPUGoalPercent, decimals: 0)) %)\
                 \(delivered ? "" : ", but the states did not all reach the broker"): \(met ? "met" : "MISSED")
                 """,
-            ratio: attributedPercent / mqttAddedCPUGoalPercent, met: met, issue: 16)
+            ratio: addedPercent / mqttAddedCPUGoalPercent, met: met, issue: 16)
     }
 
     /// Issue 16: report → last subscriber p99 with MQTT on against off (means over the rounds): unchanged

@@ -122,7 +122,7 @@ import Testing
         #expect(outbox.status.coalescedStates == 2)
         outbox.connected()
         let work = outbox.take()
-        #expect(work.state == [3])
+        #expect(work.states == [[3]])
         outbox.handedOver(states: 1, sightings: 0)
         #expect(outbox.take().isEmpty)
         #expect(outbox.status.publishedStates == 1)
@@ -132,14 +132,14 @@ import Testing
         var outbox = MqttOutboxState()
         outbox.connected()
         outbox.offer(state: [7])
-        #expect(outbox.take().state == [7])
+        #expect(outbox.take().states == [[7]])
         outbox.disconnected(reason: "connection lost")
         #expect(outbox.status.lastError == "connection lost")
         #expect(!outbox.status.connected)
         outbox.connected()
         #expect(outbox.status.reconnects == 1)
         #expect(outbox.status.lastError == nil)
-        #expect(outbox.take().state == [7])
+        #expect(outbox.take().states == [[7]])
     }
 
     @Test func sightingsAreDroppedAndCountedWhileDisconnected() {
@@ -163,7 +163,7 @@ import Testing
         for n in 1...5 { outbox.offer(sighting: sighting(n)) }
         outbox.offer(state: [9])
         let first = outbox.take()
-        #expect(first.state == [9])
+        #expect(first.states == [[9]])
         #expect(first.sightings.map(\.topic) == ["t/1", "t/2"])
         outbox.handedOver(states: 1, sightings: 2)
         #expect(outbox.take().isEmpty)
@@ -171,7 +171,7 @@ import Testing
         #expect(outbox.take().isEmpty)
         outbox.completed()
         let second = outbox.take()
-        #expect(second.state == [10])
+        #expect(second.states == [[10]])
         #expect(second.sightings.isEmpty)
         outbox.handedOver(states: 1, sightings: 0)
         outbox.completed()
@@ -186,14 +186,14 @@ import Testing
         #expect(!outbox.hasWork)
         outbox.connected()
         #expect(outbox.hasWork)
-        #expect(outbox.take().state == [1])
+        #expect(outbox.take().states == [[1]])
         outbox.handedOver(states: 1, sightings: 0)
         #expect(!outbox.hasWork)
         outbox.offer(state: [2])
         #expect(!outbox.hasWork)
         outbox.completed()
         #expect(outbox.hasWork)
-        #expect(outbox.take().state == [2])
+        #expect(outbox.take().states == [[2]])
         outbox.handedOver(states: 1, sightings: 0)
         outbox.completed()
         #expect(!outbox.hasWork)
@@ -202,22 +202,44 @@ import Testing
         #expect(outbox.hasWork)
     }
 
-    @Test func aRefusedStateIsRequeuedUnlessANewerOneArrived() {
+    @Test func aRefusedStateIsRequeuedUnlessANewerOneIsQueued() {
         var outbox = MqttOutboxState()
         outbox.connected()
         outbox.offer(state: [1])
-        let work = outbox.take()
-        outbox.requeue(state: work.state)
-        #expect(outbox.take().state == [1])
+        #expect(outbox.take().states == [[1]])
+        outbox.requeueLatestState()
+        #expect(outbox.take().states == [[1]])
         outbox.offer(state: [2])
-        outbox.requeue(state: [1])
-        #expect(outbox.take().state == [2])
+        outbox.requeueLatestState()
+        #expect(outbox.take().states == [[2]])
+    }
+
+    /// Connected, a storm's states all go, in order, up to `maxStates` unsent (the oldest then
+    /// coalesce); disconnected, only the latest is kept.
+    @Test func connectedEveryStateGoesInOrderAndTheQueueIsBounded() {
+        var outbox = MqttOutboxState(maxStates: 3)
+        outbox.connected()
+        outbox.offer(state: [1])
+        outbox.offer(state: [2])
+        #expect(outbox.take().states == [[1], [2]])
+        #expect(outbox.status.coalescedStates == 0)
+        for n in UInt8(3)...7 { outbox.offer(state: [n]) }
+        #expect(outbox.take().states == [[5], [6], [7]])
+        #expect(outbox.status.coalescedStates == 2)
+        outbox.offer(state: [8])
+        outbox.offer(state: [9])
+        outbox.disconnected(reason: nil)
+        #expect(outbox.status.coalescedStates == 3)
+        outbox.offer(state: [10])
+        #expect(outbox.status.coalescedStates == 4)
+        outbox.connected()
+        #expect(outbox.take().states == [[10]])
     }
 
     /// The network thread is woken once per batch of work, not per offer, and not for an
     /// acknowledgement that leaves nothing to send; `take()` re-arms the wake-up.
     @Test func theLockedOutboxWakesTheNetworkThreadOncePerBatch() {
-        let outbox = MqttOutbox(MqttOutboxState(maxSightings: 10, maxInflight: 4))
+        let outbox = MqttOutbox(MqttOutboxState(maxSightings: 10, maxInflight: 5))
         let wakes = LockedBox(0)
         outbox.setWake { wakes.value += 1 }
         outbox.update { $0.offer(state: [1]) }
@@ -228,14 +250,14 @@ import Testing
         outbox.update { $0.offer(sighting: MqttOutboxState.Sighting(topic: "t", payload: [3])) }
         #expect(wakes.value == 1)
         let work = outbox.take()
-        #expect(work.state == [2])
+        #expect(work.states == [[1], [2]])
         #expect(work.sightings.map(\.payload) == [[3]])
-        outbox.update { $0.handedOver(states: 1, sightings: 1) }
+        outbox.update { $0.handedOver(states: 2, sightings: 1) }
         outbox.update { $0.completed() }
         #expect(wakes.value == 1)
         outbox.update { $0.offer(state: [4]) }
         #expect(wakes.value == 2)
-        #expect(outbox.take().state == [4])
+        #expect(outbox.take().states == [[4]])
         #expect(outbox.take().isEmpty)
     }
 

@@ -19,6 +19,10 @@ package final class MosquittoClient: @unchecked Sendable {
         package var password: String?
         package var caFile: String?
         package var keepalive: Int32 = 30
+        /// After a `pump` that published, the next one waits until this many µs passed: a storm of
+        /// hand-overs goes out in batches, each written corked (as few TCP segments as it fills),
+        /// while a lone one goes at once.
+        package var pumpInterval: Int64 = 0
         /// The last will: sent by the broker when this client vanishes without a clean disconnect.
         package var will: Message?
         /// Published by a clean stop, which waits up to a second for the broker to take it before it
@@ -55,9 +59,9 @@ package final class MosquittoClient: @unchecked Sendable {
         /// One publish written (QoS 0) or acknowledged (QoS 1, 2).
         package var published: @Sendable () -> Void = {}
         package var message: @Sendable (_ topic: String, _ payload: [UInt8], _ retained: Bool) -> Void = { _, _, _ in }
-        /// After every wake-up and network event while a connection is open: publish what other
-        /// threads handed over.
-        package var pump: @Sendable (MosquittoClient) -> Void = { _ in }
+        /// After a `wake()`, while a connection is open (at most once per `Options.pumpInterval`):
+        /// publish what other threads handed over; true when it published anything.
+        package var pump: @Sendable (MosquittoClient) -> Bool = { _ in false }
 
         package init() {}
     }
@@ -217,7 +221,10 @@ package final class MosquittoClient: @unchecked Sendable {
     /// disconnected.
     private func serve() -> Int32 {
         var farewellDeadline: Int64?
+        var pumpDue = true
+        var nextPump: Int64 = 0
         while true {
+            var timeout: Int32 = 1000
             if isStopping {
                 if farewellDeadline == nil {
                     farewellDeadline = MonotonicClock.micros() + 1_000_000
@@ -227,21 +234,32 @@ package final class MosquittoClient: @unchecked Sendable {
                     mosquitto_disconnect(handle)
                     return Self.ok
                 }
-            } else {
-                handlers.pump(self)
+                timeout = 50
+            } else if pumpDue {
+                let now = MonotonicClock.micros()
+                if now >= nextPump {
+                    pumpDue = false
+                    if pumpCorked() { nextPump = now + options.pumpInterval }
+                } else {
+                    timeout = Int32(clamping: (nextPump - now + 999) / 1000)
+                }
             }
             let socket = mosquitto_socket(handle)
             guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
             let writing = mosquitto_want_write(handle) ? Int16(POLLOUT) : 0
+            // While a pump waits for its turn the wake-ups need not be read.
             var descriptors = (
                 pollfd(fd: socket, events: Int16(POLLIN) | writing, revents: 0),
-                pollfd(fd: wakeSignal.descriptor, events: Int16(POLLIN), revents: 0)
+                pollfd(fd: pumpDue ? -1 : wakeSignal.descriptor, events: Int16(POLLIN), revents: 0)
             )
             let ready = withUnsafeMutableBytes(of: &descriptors) { raw in
-                poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, farewellDeadline == nil ? 1000 : 50)
+                poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, timeout)
             }
             if ready < 0, errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
-            if descriptors.1.revents != 0 { wakeSignal.drain() }
+            if ready > 0, descriptors.1.revents != 0 {
+                wakeSignal.drain()
+                pumpDue = true
+            }
             let events = ready > 0 ? descriptors.0.revents : 0
             if events & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 let code = mosquitto_loop_read(handle, 1)
@@ -255,6 +273,17 @@ package final class MosquittoClient: @unchecked Sendable {
             let code = mosquitto_loop_misc(handle)
             guard code == Self.ok else { return code }
         }
+    }
+
+    /// Runs `pump` with the socket corked, so its publishes leave in as few TCP segments as they fill.
+    private func pumpCorked() -> Bool {
+        let socket = mosquitto_socket(handle)
+        var on: Int32 = 1
+        var off: Int32 = 0
+        let corked = socket >= 0 && setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, 4) == 0
+        let published = handlers.pump(self)
+        if corked { _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, 4) }
+        return published
     }
 
     private func sayFarewell() {

@@ -42,37 +42,44 @@ package struct MqttStatus: Hashable, Sendable, Decodable {
     }
 }
 
-/// The hand-over between the hub's event loop and the MQTT sender, without the lock: a latest-value
-/// slot for the state, a bounded queue for sightings, and the connection's view. Pure, so the
-/// coalescing and dropping rules are unit-tested; `MqttOutbox` puts it behind a lock.
+/// The hand-over between the hub's event loop and the MQTT network thread, without the lock: a bounded
+/// queue of states, a bounded queue of sightings, and the connection's view. Pure, so the coalescing
+/// and dropping rules are unit-tested; `MqttOutbox` puts it behind a lock.
+///
+/// Connected, every state is sent, in order (a storm goes out in batches); past `maxStates` unsent the
+/// oldest are dropped as coalesced. Disconnected, states coalesce to the latest, which is sent on the
+/// next connect.
 package struct MqttOutboxState: Sendable {
     package struct Sighting: Hashable, Sendable {
         package var topic: String
         package var payload: [UInt8]
     }
 
-    /// What the sender publishes next.
+    /// What the network thread publishes next: states first, in order, then sightings.
     package struct Work: Sendable {
-        package var state: [UInt8]?
+        package var states: [[UInt8]] = []
         package var sightings: [Sighting] = []
-        package var isEmpty: Bool { state == nil && sightings.isEmpty }
+        package var isEmpty: Bool { states.isEmpty && sightings.isEmpty }
     }
 
     package let maxSightings: Int
-    /// Publishes handed to libmosquitto and not yet written or acknowledged; past this the sender
-    /// waits, states coalesce and sightings queue (then drop), so libmosquitto's own queue stays bounded.
+    package let maxStates: Int
+    /// Publishes handed to libmosquitto and not yet written or acknowledged; past this nothing is
+    /// taken, states queue (then coalesce) and sightings queue (then drop), so libmosquitto's own
+    /// queue stays bounded.
     package let maxInflight: Int
     /// The latest state payload, kept after it is sent: it is sent again on every (re)connect, since
     /// a broker that restarted may have lost its retained copy.
     private(set) var latestState: [UInt8]?
-    private(set) var stateUnsent = false
+    private(set) var states: [[UInt8]] = []
     private(set) var sightings: [Sighting] = []
     private(set) var inflight = 0
     package private(set) var status = MqttStatus()
     private var everConnected = false
 
-    package init(maxSightings: Int = 256, maxInflight: Int = 256) {
+    package init(maxSightings: Int = 256, maxStates: Int = 64, maxInflight: Int = 256) {
         self.maxSightings = max(1, maxSightings)
+        self.maxStates = max(1, maxStates)
         self.maxInflight = max(1, maxInflight)
     }
 
@@ -84,17 +91,21 @@ package struct MqttOutboxState: Sendable {
     /// A sighting dropped before it reached the queue (the broker away, the coalescer full).
     package mutating func dropSighting() { status.droppedSightings += 1 }
 
-    /// libmosquitto refused a taken state (the connection just went): it is sent again, unless a
-    /// newer one arrived meanwhile.
-    package mutating func requeue(state payload: [UInt8]?) {
-        guard payload != nil, !stateUnsent else { return }
-        stateUnsent = true
+    /// libmosquitto refused taken states (the connection just went): the latest is sent again, unless
+    /// a newer one is already queued.
+    package mutating func requeueLatestState() {
+        guard states.isEmpty, let latestState else { return }
+        states = [latestState]
     }
 
     package mutating func offer(state payload: [UInt8]) {
-        if stateUnsent { status.coalescedStates += 1 }
         latestState = payload
-        stateUnsent = true
+        let keep = status.connected ? maxStates - 1 : 0
+        if states.count > keep {
+            status.coalescedStates += states.count - keep
+            states.removeFirst(states.count - keep)
+        }
+        states.append(payload)
     }
 
     /// Queued while connected and there is room; else dropped and counted.
@@ -106,31 +117,31 @@ package struct MqttOutboxState: Sendable {
         sightings.append(sighting)
     }
 
-    /// Whether `take()` would return work: the sender need not be woken otherwise.
+    /// Whether `take()` would return work: the network thread need not be woken otherwise.
     package var hasWork: Bool {
-        status.connected && inflight < maxInflight && ((stateUnsent && latestState != nil) || !sightings.isEmpty)
+        status.connected && inflight < maxInflight && (!states.isEmpty || !sightings.isEmpty)
     }
 
     /// What to publish now: nothing while disconnected or with `maxInflight` publishes outstanding.
     package mutating func take() -> Work {
         guard status.connected, inflight < maxInflight else { return Work() }
         var work = Work()
-        if stateUnsent, let latestState {
-            work.state = latestState
-            stateUnsent = false
-        }
-        let room = maxInflight - inflight - (work.state == nil ? 0 : 1)
-        let count = min(max(0, room), sightings.count)
-        work.sightings = Array(sightings.prefix(count))
-        sightings.removeFirst(count)
+        var room = maxInflight - inflight
+        let stateCount = min(room, states.count)
+        work.states = Array(states.prefix(stateCount))
+        states.removeFirst(stateCount)
+        room -= stateCount
+        let sightingCount = min(room, sightings.count)
+        work.sightings = Array(sightings.prefix(sightingCount))
+        sightings.removeFirst(sightingCount)
         return work
     }
 
-    /// The sender handed `states` and `sightings` publishes to libmosquitto (accepted ones only).
-    package mutating func handedOver(states: Int, sightings count: Int) {
-        status.publishedStates += states
-        status.publishedSightings += count
-        inflight += states + count
+    /// The network thread handed `states` and `sightings` publishes to libmosquitto (accepted ones only).
+    package mutating func handedOver(states count: Int, sightings sightingCount: Int) {
+        status.publishedStates += count
+        status.publishedSightings += sightingCount
+        inflight += count + sightingCount
     }
 
     /// libmosquitto wrote (QoS 0) or got the acknowledgement of (QoS 1, 2) one publish.
@@ -143,15 +154,23 @@ package struct MqttOutboxState: Sendable {
         status.connected = true
         status.lastError = nil
         inflight = 0
-        if latestState != nil { stateUnsent = true }
+        if let latestState {
+            status.coalescedStates += max(0, states.count - 1)
+            states = [latestState]
+        }
     }
 
-    /// The connection failed or ended: queued sightings are dropped and counted.
+    /// The connection failed or ended: queued sightings are dropped and counted; queued states
+    /// coalesce to the latest.
     package mutating func disconnected(reason: String?) {
         status.connected = false
         if let reason { status.lastError = reason }
         status.droppedSightings += sightings.count
         sightings.removeAll()
+        if states.count > 1 {
+            status.coalescedStates += states.count - 1
+            states.removeFirst(states.count - 1)
+        }
         inflight = 0
     }
 }

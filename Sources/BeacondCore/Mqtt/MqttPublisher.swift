@@ -13,6 +13,9 @@ package final class MqttPublisher: @unchecked Sendable {
     package let url: MqttURL
     let qosState: Int32
     package let outbox: MqttOutbox
+    /// A storm of state changes goes to the broker in batches at most this often (µs); a change after
+    /// a quiet spell goes at once.
+    static let batchInterval: Int64 = 10_000
     private let client: MosquittoClient
     private let logger: Logger
     /// The connection's state, read without the outbox's lock (sightings skip their rendering while
@@ -45,6 +48,7 @@ package final class MqttPublisher: @unchecked Sendable {
         qosState = Int32(settings.qosState)
         self.logger = logger
         var options = MosquittoClient.Options(url: url, clientID: settings.resolvedClientID)
+        options.pumpInterval = Self.batchInterval
         options.username = settings.username
         if let file = settings.passwordFile { options.password = try Self.readPassword(file) }
         options.caFile = settings.caFile
@@ -152,14 +156,14 @@ package final class MqttPublisher: @unchecked Sendable {
 
     // MARK: The network thread
 
-    /// `pump`: hands what the hub's loop dropped off to libmosquitto, which writes it at once.
-    private static func publish(
+    /// `pump`: hands what the hub's loop dropped off to libmosquitto, which writes it at once (corked).
+    static func publish(
         _ work: MqttOutboxState.Work, with client: MosquittoClient, topics: MqttTopics, qos: Int32, outbox: MqttOutbox
-    ) {
-        guard !work.isEmpty else { return }
+    ) -> Bool {
+        guard !work.isEmpty else { return false }
         var states = 0
-        if let state = work.state, client.publish(topic: topics.state, payload: state, qos: qos, retain: true) {
-            states = 1
+        for state in work.states where client.publish(topic: topics.state, payload: state, qos: qos, retain: true) {
+            states += 1
         }
         var sightings = 0
         for sighting in work.sightings
@@ -168,8 +172,9 @@ package final class MqttPublisher: @unchecked Sendable {
         }
         outbox.update {
             $0.handedOver(states: states, sightings: sightings)
-            if work.state != nil, states == 0 { $0.requeue(state: work.state) }
+            if states < work.states.count { $0.requeueLatestState() }
         }
+        return true
     }
 
     package func start() throws { try client.start() }
