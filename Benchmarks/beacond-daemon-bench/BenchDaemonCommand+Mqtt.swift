@@ -48,8 +48,8 @@ extension BenchDaemonCommand {
         }
         print(
             """
-                      MQTT on − off: CPU \(format(result.addedCPU, decimals: 2)) % of one core (off rounds' spread \
-            \(format(result.cpuNoise, decimals: 2)) %); MQTT's own: threads \
+                      MQTT on − off (medians): CPU \(format(result.addedCPU, decimals: 2)) % of one core \
+            (off rounds' spread \(format(result.cpuNoise, decimals: 2)) %); MQTT's own: threads \
             \(format(MqttBench.Result.mean(result.on.map(\.mqttThreadsCPU)), decimals: 2)) % + loop hooks \
             \(format(result.loopHookCPU, decimals: 2)) % = \(format(result.attributedCPU, decimals: 2)) %; \
             last-subscriber p99 \
@@ -57,7 +57,7 @@ extension BenchDaemonCommand {
             spread \(format(result.noise, decimals: 3)) ms)
             """)
         for (name, phases) in [("off", result.off), ("on", result.on)] {
-            figures.record("mqtt.\(name).cpu", MqttBench.Result.mean(phases.map(\.cpu)), unit: "%")
+            figures.record("mqtt.\(name).cpu", MqttBench.Result.median(phases.map(\.cpu)), unit: "%")
             figures.record(
                 "mqtt.\(name).last_subscriber.p99", MqttBench.Result.mean(MqttBench.Result.p99s(phases)), unit: "ms")
         }

@@ -59,7 +59,7 @@ struct BenchDaemonCommand: ParsableCommand {
     var metrics = false
 
     @Option(name: .customLong("mqtt-rounds"), help: "Rounds of MQTT off then on in the mqtt run.")
-    var mqttRounds: Int = 3
+    var mqttRounds: Int = 5
 
     @Option(help: "Runs to do: all, latency, fanout, hci, status, idle or mqtt (comma-separated).")
     var only: String = "all"

@@ -63,10 +63,18 @@ enum MqttBench {
         static func mean(_ values: [Double]) -> Double {
             values.isEmpty ? .nan : values.reduce(0, +) / Double(values.count)
         }
+        static func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return .nan }
+            let middle = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        }
         static func p99s(_ phases: [Phase]) -> [Double] {
             phases.compactMap { $0.delivery.lastSubscriber.map { Double($0.p99) / 1e6 } }
         }
-        var addedCPU: Double { Self.mean(on.map(\.cpu)) - Self.mean(off.map(\.cpu)) }
+        /// Medians: a round the machine slowed as a whole (the loop and the readers together, several %
+        /// of a core on this VM) moves a mean, not a median.
+        var addedCPU: Double { Self.median(on.map(\.cpu)) - Self.median(off.map(\.cpu)) }
         /// The loop's time in MQTT's observers, beyond the bracketing's own cost.
         var loopHookCPU: Double { Self.mean(on.map(\.loopHookCPU)) - Self.mean(off.map(\.loopHookCPU)) }
         /// MQTT's CPU where it is spent: its threads and its hooks on the loop.
