@@ -178,14 +178,28 @@ package final class Daemon {
         let notifier = notifier
         let poller = poller
         let publisher = publisher
-        hub.addPublicationObserver { publication in
-            let state = publication.state
-            _ = notifier.status(
-                """
-                \(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \
-                \(publication.beaconsHeard) beacons
-                """
-            )
+        if notifier.isEnabled {
+            let loop = hub.eventLoop
+            let throttle = NIOLoopBoundBox.makeBoxSendingValue(StatusLineThrottle(), eventLoop: loop)
+            hub.addPublicationObserver { publication in
+                let state = publication.state
+                let line = """
+                    \(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \
+                    \(publication.beaconsHeard) beacons
+                    """
+                let now = Int64(loop.now.uptimeNanoseconds / 1000)
+                switch throttle.value.offer(line, at: now) {
+                case .sendNow:
+                    _ = notifier.status(line)
+                case .sendAt(let due):
+                    loop.scheduleTask(deadline: NIODeadline.uptimeNanoseconds(UInt64(max(0, due)) * 1000)) {
+                        let now = Int64(loop.now.uptimeNanoseconds / 1000)
+                        if let line = throttle.value.takeDue(at: now) { _ = notifier.status(line) }
+                    }
+                case .held:
+                    break
+                }
+            }
         }
         // After the publisher's observer (added when it was created): the latency is recorded
         // once the line went out to every client.

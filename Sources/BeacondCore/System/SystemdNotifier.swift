@@ -51,7 +51,8 @@ enum UnixSocketAddress {
 /// Without `NOTIFY_SOCKET` (not run by systemd, or not `Type=notify`) every call does nothing.
 ///
 /// Each message opens, sends on and closes a datagram socket, as `sd_notify` does: a handful a
-/// minute costs nothing, and there is no descriptor to manage.
+/// minute costs nothing, and there is no descriptor to manage. (The status line that follows the
+/// published state is throttled to one a second: `StatusLineThrottle`.)
 struct SystemdNotifier: Sendable {
     let address: NotifySocketAddress?
 
