@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import Logging
 import NIOPosix
+import Synchronization
 import Testing
 
 @testable import BeacondCore
@@ -14,6 +15,10 @@ import Testing
 /// flat, every malformed packet counted, and the good frames interleaved all reach the hub.
 /// (Named HCIScanner… so `make test` runs it in the timed pass.)
 @Suite struct HCIScannerMalformedFloodTests {
+    final class ReaderEnded: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
     /// Packets the backend must count as malformed, one count each (without the H4 byte unless
     /// `raw`).
     static let malformedKinds: [(raw: Bool, bytes: [UInt8])] = [
@@ -49,7 +54,8 @@ import Testing
         configuration.commandTimeout = 1_000_000
         let backend = try HCIScannerBackend(
             configuration: configuration, sink: sink, recorder: nil, logger: logger, opener: adapter.opener)
-        backend.start { _ in }
+        let readerEnded = ReaderEnded()
+        backend.start { _ in readerEnded.flag.store(true, ordering: .releasing) }
         defer { backend.stop() }
         #expect(await waitUntil { backend.counters.snapshot.events >= 5 })
         let rssBefore = Self.residentKilobytes()
@@ -114,7 +120,9 @@ import Testing
         #expect(mode == "evacuation" && zone == 9)
         #expect(rssAfter - rssBefore < 32 * 1024, "RSS grew by \(rssAfter - rssBefore) KiB")
         #expect(backend.counters.lastMalformed != nil)
+        // The reader thread may still be handing a burst to the hub's loop: it ends before the loop does.
         backend.stop()
+        #expect(await waitUntil { readerEnded.flag.load(ordering: .acquiring) })
         try await hub.eventLoop.submit { hub.stop() }.get()
         try await group.shutdownGracefully()
     }
