@@ -207,11 +207,23 @@ import Testing
         outbox.connected()
         outbox.offer(state: [1])
         #expect(outbox.take().states == [[1]])
-        outbox.requeueLatestState()
+        outbox.requeueLatestState(refused: 0)
+        #expect(outbox.take().isEmpty)
+        outbox.requeueLatestState(refused: 1)
         #expect(outbox.take().states == [[1]])
+        #expect(outbox.status.coalescedStates == 0)
         outbox.offer(state: [2])
-        outbox.requeueLatestState()
-        #expect(outbox.take().states == [[2]])
+        outbox.offer(state: [3])
+        #expect(outbox.take().states == [[2], [3]])
+        // Both refused: the latest goes again, the other is counted.
+        outbox.requeueLatestState(refused: 2)
+        #expect(outbox.status.coalescedStates == 1)
+        #expect(outbox.take().states == [[3]])
+        // Refused while a newer one is queued: it is sent instead, and the refused one is counted.
+        outbox.offer(state: [4])
+        outbox.requeueLatestState(refused: 1)
+        #expect(outbox.status.coalescedStates == 2)
+        #expect(outbox.take().states == [[4]])
     }
 
     /// Connected, a storm's states all go, in order, up to `maxStates` unsent (the oldest then

@@ -91,10 +91,15 @@ package struct MqttOutboxState: Sendable {
     /// A sighting dropped before it reached the queue (the broker away, the coalescer full).
     package mutating func dropSighting() { status.droppedSightings += 1 }
 
-    /// libmosquitto refused taken states (the connection just went): the latest is sent again, unless
-    /// a newer one is already queued.
-    package mutating func requeueLatestState() {
-        guard states.isEmpty, let latestState else { return }
+    /// libmosquitto refused `refused` taken states (the connection just went): the latest is sent
+    /// again, unless a newer one is already queued; the others count as coalesced.
+    package mutating func requeueLatestState(refused: Int) {
+        guard refused > 0 else { return }
+        guard states.isEmpty, let latestState else {
+            status.coalescedStates += refused
+            return
+        }
+        status.coalescedStates += refused - 1
         states = [latestState]
     }
 

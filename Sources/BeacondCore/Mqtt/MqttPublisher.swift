@@ -79,7 +79,8 @@ package final class MqttPublisher: @unchecked Sendable {
             }
         }
         handlers.published = { outbox.update { $0.completed() } }
-        handlers.pump = { client in Self.publish(outbox.take(), with: client, topics: topics, qos: qos, outbox: outbox)
+        handlers.pump = { client in
+            Self.publish(outbox.take(), with: client, topics: topics, qos: qos, outbox: outbox)
         }
         let client = try MosquittoClient(options: options, handlers: handlers)
         self.client = client
@@ -172,7 +173,7 @@ package final class MqttPublisher: @unchecked Sendable {
         }
         outbox.update {
             $0.handedOver(states: states, sightings: sightings)
-            if states < work.states.count { $0.requeueLatestState() }
+            $0.requeueLatestState(refused: work.states.count - states)
         }
         return true
     }
