@@ -79,6 +79,8 @@ package final class MosquittoClient: @unchecked Sendable {
     private var thread: PosixThread?
     /// Set once by `stop()`; read by the network thread.
     private let stopping = Atomic<Bool>(false)
+    /// Set by the network thread as it ends.
+    private let ended = Atomic<Bool>(false)
     // The network thread only:
     /// The last libmosquitto error log line (OpenSSL's reason for a TLS failure).
     private var lastLogError: String?
@@ -177,7 +179,10 @@ package final class MosquittoClient: @unchecked Sendable {
     // MARK: The network thread
 
     package func start() throws {
-        thread = try PosixThread.start(detached: false) { [self] in runLoop() }
+        thread = try PosixThread.start(detached: false) { [self] in
+            runLoop()
+            ended.store(true, ordering: .releasing)
+        }
     }
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
@@ -367,11 +372,19 @@ package final class MosquittoClient: @unchecked Sendable {
     package func wake() { wakeSignal.signal() }
 
     /// A clean stop: the network thread publishes the farewell, waits up to a second for the broker to
-    /// take it, disconnects (no last will) and ends; this waits for it. A connection attempt in
-    /// progress is not interrupted.
-    package func stop() {
+    /// take it, disconnects (no last will) and ends; this waits for it, at most `within` µs. False when
+    /// the thread did not end by then: it is inside a connection attempt (`mosquitto_connect` blocks,
+    /// and against a broker that drops SYNs the kernel gives up only after about two minutes), which
+    /// is left to end with the process.
+    @discardableResult
+    package func stop(within timeout: Int64 = 3_000_000) -> Bool {
         stopping.store(true, ordering: .releasing)
         wakeSignal.signal()
-        thread?.join()
+        guard let thread else { return true }
+        let deadline = MonotonicClock.micros() + timeout
+        while !ended.load(ordering: .acquiring), MonotonicClock.micros() < deadline { usleep(10_000) }
+        guard ended.load(ordering: .acquiring) else { return false }
+        thread.join()
+        return true
     }
 }

@@ -182,6 +182,12 @@ package final class MqttPublisher: @unchecked Sendable {
 
     /// A graceful stop: `offline` is published (retained) and the client disconnects cleanly. If the
     /// broker does not take it within a second, the dropped connection makes it send the last will,
-    /// which says the same.
-    package func stop() { client.stop() }
+    /// which says the same. A connection attempt still hanging (a broker that drops packets) is not
+    /// waited for beyond 3 s: the daemon's shutdown goes on.
+    package func stop() {
+        guard client.stop() else {
+            logger.warning("mqtt: a connection attempt to \(url) is still in progress; not waiting for it")
+            return
+        }
+    }
 }
