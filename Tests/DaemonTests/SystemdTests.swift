@@ -4,61 +4,13 @@ import Testing
 
 @testable import BeacondCore
 
-/// A datagram socket bound where a test's notifier sends, standing in for systemd.
-final class FakeNotifySocket {
-    let fd: Int32
-    let address: NotifySocketAddress
-    /// What `NOTIFY_SOCKET` would hold.
-    let environmentValue: String
-
-    init(abstract: Bool) throws {
-        let name = "beacond-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        if abstract {
-            address = .abstract(name)
-            environmentValue = "@" + name
-        } else {
-            let path = NSTemporaryDirectory() + "/" + name
-            address = .path(path)
-            environmentValue = path
-        }
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        try #require(fd >= 0)
-        // Built here by hand rather than with UnixSocketAddress, so the test checks the notifier's encoding:
-        // an abstract name is a leading NUL, then the name, with no trailing NUL counted.
-        var storage = sockaddr_un()
-        storage.sun_family = sa_family_t(AF_UNIX)
-        let bytes = abstract ? [0] + Array(name.utf8) : Array(environmentValue.utf8)
-        withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        try #require(bound == 0, "bind: \(String(cString: strerror(errno)))")
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit {
-        close(fd)
-        if case .path(let path) = address { unlink(path) }
-    }
-
-    /// The next datagram, or nil after two seconds.
-    func receive() -> String? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[..<count], as: UTF8.self)
-    }
-}
-
 @Suite struct SystemdTests {
     @Test(arguments: [false, true])
     func notifierSendsReadyStatusWatchdogAndStopping(abstract: Bool) throws {
         let systemd = try FakeNotifySocket(abstract: abstract)
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": systemd.environmentValue])
         #expect(notifier.isEnabled)
-        #expect(notifier.address == systemd.address)
+        #expect(notifier.address == (abstract ? .abstract(systemd.name) : .path(systemd.name)))
 
         #expect(notifier.ready(status: "green, 2 beacons"))
         #expect(systemd.receive() == "READY=1\nSTATUS=green, 2 beacons")
