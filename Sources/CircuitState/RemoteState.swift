@@ -27,10 +27,10 @@ public struct RemoteSnapshot: Hashable, Sendable {
         self.lastUpdated = lastUpdated
     }
 
-    /// `globalMode` when it is a non-empty string, else `mode`, as a track mode; nil for unknown.
+    /// The mode `globalMode` names, else the mode `mode` names (`TrackMode(remoteName:)`); nil when
+    /// neither names one. A `globalMode` that names nothing beacond knows falls back to `mode`.
     public var trackMode: TrackMode? {
-        let name = if let globalMode, !globalMode.isEmpty { globalMode } else { mode }
-        return name.flatMap(TrackMode.init(remoteName:))
+        globalMode.flatMap(TrackMode.init(remoteName:)) ?? mode.flatMap(TrackMode.init(remoteName:))
     }
 }
 

@@ -36,22 +36,10 @@ public enum TrackMode: String, Hashable, Sendable, CaseIterable, Comparable {
 }
 
 extension TrackMode {
-    /// The track mode a venue API mode string names, compared ASCII case-insensitively;
-    /// nil for anything else.
+    /// The track mode a venue API mode name names (`RemoteModeName`: trimmed, case-folded, look-alike
+    /// letters read as Latin, GeoRacing's synonyms); nil for anything else.
     public init?(remoteName: String) {
-        var folded = ""
-        folded.unicodeScalars.append(
-            contentsOf: remoteName.unicodeScalars.map { scalar in
-                ("a"..."z").contains(scalar) ? Unicode.Scalar(scalar.value - 0x20) ?? scalar : scalar
-            })
-        switch folded {
-        case "NORMAL", "GREEN", "GREEN_FLAG": self = .normal
-        case "YELLOW", "YELLOW_FLAG": self = .yellowFlag
-        case "VSC": self = .vsc
-        case "SC", "SAFETY_CAR": self = .safetyCar
-        case "RED", "RED_FLAG": self = .redFlag
-        case "EVACUATION": self = .evacuation
-        default: return nil
-        }
+        guard let mode = RemoteModeName.trackMode(remoteName) else { return nil }
+        self = mode
     }
 }

@@ -7,23 +7,28 @@ import Testing
         ("NORMAL", TrackMode.normal), ("normal", .normal), ("Green", .normal), ("GREEN_FLAG", .normal),
         ("green_flag", .normal), ("YELLOW", .yellowFlag), ("yellow_flag", .yellowFlag), ("VSC", .vsc),
         ("vsc", .vsc), ("SC", .safetyCar), ("Safety_Car", .safetyCar), ("RED", .redFlag), ("red_FLAG", .redFlag),
-        ("EVACUATION", .evacuation), ("Evacuation", .evacuation),
+        ("EVACUATION", .evacuation), ("Evacuation", .evacuation), ("GREEN FLAG", .normal), ("SAFETY-CAR", .safetyCar),
+        (" RED", .redFlag), ("RED ", .redFlag), ("evacuat\u{0131}on", .evacuation),
     ])
     func knownRemoteModes(name: String, mode: TrackMode) {
         #expect(TrackMode(remoteName: name) == mode)
         #expect(RemoteSnapshot(mode: name).trackMode == mode)
     }
 
-    @Test(arguments: ["", "unknown", "GREEN FLAG", "SAFETY-CAR", "REDFLAG", " RED", "RED ", "EVAC", "evacuatıon", "🟥"])
+    @Test(arguments: ["", " ", "unknown", "REDFLAG", "EVAC", "🟥", "EMERGENCY", "CLEARING", "S C"])
     func unknownRemoteModes(name: String) {
         #expect(TrackMode(remoteName: name) == nil)
     }
 
-    @Test func globalModeWinsWhenItIsANonEmptyString() {
+    @Test func globalModeWinsWhenItNamesAModeElseMode() {
         #expect(RemoteSnapshot(globalMode: "RED", mode: "GREEN").trackMode == .redFlag)
         #expect(RemoteSnapshot(globalMode: "", mode: "GREEN").trackMode == .normal)
         #expect(RemoteSnapshot(globalMode: nil, mode: "sc").trackMode == .safetyCar)
-        #expect(RemoteSnapshot(globalMode: "bogus", mode: "RED").trackMode == nil)
+        #expect(RemoteSnapshot(globalMode: "bogus", mode: "RED").trackMode == .redFlag)
+        #expect(RemoteSnapshot(globalMode: "PURPLE", mode: "EVACUATION").trackMode == .evacuation)
+        // A misspelt evacuation still reads as one (containment of EVACU), and wins over mode.
+        #expect(RemoteSnapshot(globalMode: "EVACUATON", mode: "GREEN").trackMode == .evacuation)
+        #expect(RemoteSnapshot(globalMode: "bogus", mode: "worse").trackMode == nil)
         #expect(RemoteSnapshot().trackMode == nil)
     }
 

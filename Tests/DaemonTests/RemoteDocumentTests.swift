@@ -23,7 +23,7 @@ import Testing
         }
     }
 
-    @Test func modeIsGlobalModeWhenANonEmptyStringElseMode() throws {
+    @Test func modeIsGlobalModeWhenItNamesAModeElseMode() throws {
         #expect(try parse(#"{"global_mode": 5, "mode": "RED"}"#).trackMode == .redFlag)
         #expect(try parse(#"{"global_mode": 5, "mode": "RED"}"#).globalMode == nil)
         #expect(try parse(#"{"global_mode": "", "mode": "VSC"}"#).trackMode == .vsc)
@@ -31,7 +31,7 @@ import Testing
         #expect(try parse(#"{"global_mode": true, "mode": "yellow"}"#).trackMode == .yellowFlag)
         #expect(try parse(#"{"global_mode": ["EVACUATION"], "mode": "GREEN"}"#).trackMode == .normal)
         #expect(try parse(#"{"global_mode": "EVACUATION", "mode": "GREEN"}"#).trackMode == .evacuation)
-        #expect(try parse(#"{"mode": 3}"#).trackMode == nil)
+        #expect(throws: RemoteDocumentError.self) { try parse(#"{"mode": 3}"#) }
         // Other text fields still take a number's literal.
         #expect(try parse(#"{"id": 7, "last_updated": 1747396810}"#).id == "7")
     }

@@ -128,6 +128,8 @@ struct FaultRemoteTests {
                 "invalid_document"
             ),
             ("array of numbers", ["body": "[1,2,3]"], "invalid_document"),
+            ("unknown mode", ["body": #"{"global_mode":"PURPLE","mode":"EMERGENCY"}"#], "unknown_mode"),
+            ("mode key in two cases", ["body": #"{"global_mode":"RED","GLOBAL_MODE":"GREEN"}"#], "invalid_document"),
         ]
         for (index, fault) in faults.enumerated() {
             #expect(try Self.recover(server, daemon, message: "ok \(index)"), "\(fault.name): no recovery")

@@ -12,6 +12,8 @@ enum RemoteFailureKind: String, Hashable, Sendable, CaseIterable, Comparable {
     case notJSON = "not_json"
     /// JSON, but not a circuit state (a number, an array whose first element is not an object).
     case invalidDocument = "invalid_document"
+    /// A circuit state whose mode names name no mode beacond knows (`"PURPLE"`, `5`).
+    case unknownMode = "unknown_mode"
     case tooLarge = "too_large"
     case tls
     /// A `file://` URL that cannot be read.
@@ -43,7 +45,9 @@ struct RemoteFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case let failure as RemoteFailure:
             return failure
         case let document as RemoteDocumentError:
-            return RemoteFailure(kind: document.isNotJSON ? .notJSON : .invalidDocument, reason: document.reason)
+            let kind: RemoteFailureKind =
+                document.isNotJSON ? .notJSON : document.isUnknownMode ? .unknownMode : .invalidDocument
+            return RemoteFailure(kind: kind, reason: document.reason)
         case is NIOTooManyBytesError:
             return .tooLarge()
         case let client as HTTPClientError:

@@ -6,13 +6,17 @@ struct RemoteDocumentError: Error, CustomStringConvertible {
     let reason: String
     /// Whether the body failed to parse as JSON at all (rather than being JSON of the wrong shape).
     var isNotJSON = false
+    /// Whether the body is a row whose mode names are all names beacond does not know.
+    var isUnknownMode = false
     var description: String { reason }
 }
 
 /// Parses the venue API's `GET /api/state` body: the `circuit_state` row as a JSON
 /// object, `{}` when there is no row. A top-level array is accepted: its first object is used.
 ///
-/// - The mode fields (`global_mode`, `mode`) count only as strings; a number there is no mode.
+/// - The mode fields (`global_mode`, `mode`) count only as strings, read by `TrackMode(remoteName:)`;
+///   `global_mode` when it names a mode, else `mode`. A row whose mode fields hold something that
+///   names no mode (`"PURPLE"`, `5`) is an `unknown_mode` failure, never a fetch of no mode.
 /// - Text fields are cut to their caps at a UTF-8 boundary (`message` to `maxMessageBytes`, the
 ///   others to `maxFieldBytes`), so everything stored, published and saved is bounded.
 /// - `temperature` and `humidity` are kept only when finite; out of range (`1e400`) they are nil.
@@ -34,12 +38,20 @@ enum RemoteStateDocument {
             if error.isWellFormed { throw RemoteDocumentError(reason: "body refused: \(error)") }
             throw RemoteDocumentError(reason: "body is not JSON: \(error)", isNotJSON: true)
         }
+        let body: VenueStateBody
         do {
-            return try RemoteJSONDecoder.decode(VenueStateBody.self, from: value).snapshot
+            body = try RemoteJSONDecoder.decode(VenueStateBody.self, from: value)
         } catch {
             throw RemoteDocumentError(reason: error.message(whole: "the document"))
         }
+        if let unknownMode = body.unknownMode {
+            throw RemoteDocumentError(reason: unknownModeReason(unknownMode), isUnknownMode: true)
+        }
+        return body.snapshot
     }
+
+    /// The failure's reason for a row whose mode names name nothing known (`VenueStateBody.unknownMode`).
+    static func unknownModeReason(_ held: String) -> String { "unknown mode: \(held)" }
 
     /// `snapshot` with every text field cut to its cap and non-finite numbers dropped: what the
     /// parser would have produced. The state file writer applies it, so its size bound holds.

@@ -5,30 +5,76 @@ import Foundation
 /// first element is the row (`[]` is no row, like `{}`).
 struct VenueStateBody: Decodable {
     let snapshot: RemoteSnapshot
+    /// Set when the row holds a mode name that names no mode beacond knows, and no other mode name
+    /// does either: what it holds, escaped, for the `unknown_mode` failure. Such a body is never a
+    /// successful fetch.
+    let unknownMode: String?
 
     init(from decoder: any Decoder) throws {
         guard var rows = try? decoder.unkeyedContainer() else {
-            snapshot = try VenueStateRow(from: decoder).snapshot
+            let row = try VenueStateRow(from: decoder)
+            (snapshot, unknownMode) = (row.snapshot, row.unknownMode)
             return
         }
-        snapshot = rows.isAtEnd ? RemoteSnapshot() : try rows.decode(VenueStateRow.self).snapshot
+        if rows.isAtEnd {
+            (snapshot, unknownMode) = (RemoteSnapshot(), nil)
+        } else {
+            let row = try rows.decode(VenueStateRow.self)
+            (snapshot, unknownMode) = (row.snapshot, row.unknownMode)
+        }
     }
 }
 
 /// One `circuit_state` row. Every field is optional and loose: a field of an unexpected type counts
 /// as missing rather than refusing the row (the venue's own types have varied), and text is cut to
 /// `RemoteStateDocument`'s caps at a UTF-8 boundary. Only the row itself must be an object.
+///
+/// Keys are matched as race control's hands and tools may spell them (`VenueStateRow.canonicalKey`):
+/// `GLOBAL_MODE`, `Global_Mode`, `globalMode` and ` global_mode` are all `global_mode`. Two keys
+/// that read as the same field make the row ambiguous, as duplicate keys do: it is refused.
 struct VenueStateRow: Decodable {
     let snapshot: RemoteSnapshot
+    /// See `VenueStateBody.unknownMode`.
+    let unknownMode: String?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, mode, message, temperature, humidity, wind, forecast
         case globalMode = "global_mode"
         case lastUpdated = "last_updated"
     }
 
+    /// The field `key` reads as: its `RemoteModeName` skeleton without `_`, compared with each
+    /// field's; nil for a key that is no field (kept as it is, and ignored).
+    static func canonicalKey(_ key: String) -> CodingKeys? {
+        let folded = RemoteModeName.skeleton(key).replacingOccurrences(of: "_", with: "")
+        return CodingKeys.allCases.first {
+            $0.rawValue.uppercased().replacingOccurrences(of: "_", with: "") == folded
+        }
+    }
+
     init(from decoder: any Decoder) throws {
-        let row = try decoder.container(keyedBy: CodingKeys.self)
+        let raw = try decoder.singleValueContainer().decode(RemoteJSON.self)
+        guard case .object(let members) = raw else {
+            throw DecodingError.typeMismatch(
+                [String: RemoteJSON].self,
+                .init(codingPath: decoder.codingPath, debugDescription: "must be an object (found \(raw.kindName))"))
+        }
+        var fields: [String: RemoteJSON] = [:]
+        var spelling: [CodingKeys: String] = [:]
+        for key in members.keys.sorted() {
+            guard let field = Self.canonicalKey(key) else { continue }
+            if let earlier = spelling[field] {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: [],
+                        debugDescription: "the row's keys \"\(TerminalText.escaped(earlier))\" and "
+                            + "\"\(TerminalText.escaped(key))\" both name \"\(field.rawValue)\""))
+            }
+            spelling[field] = key
+            fields[field.rawValue] = members[key]
+        }
+        let row = try RemoteJSONNodeDecoder(node: .object(fields), codingPath: decoder.codingPath)
+            .container(keyedBy: CodingKeys.self)
         func text(_ key: CodingKeys, cap: Int = RemoteStateDocument.maxFieldBytes) throws -> String? {
             try row.decodeIfPresent(VenueText.self, forKey: key)?.text
                 .map { RemoteStateDocument.truncated($0, toUTF8Bytes: cap) }
@@ -45,16 +91,57 @@ struct VenueStateRow: Decodable {
             message: try text(.message, cap: RemoteStateDocument.maxMessageBytes),
             temperature: try measurement(.temperature), humidity: try measurement(.humidity),
             wind: try text(.wind), forecast: try text(.forecast), lastUpdated: try text(.lastUpdated))
+        let held = [CodingKeys.globalMode, .mode].compactMap { key -> String? in
+            guard let written = (try? row.decodeIfPresent(VenueModeName.self, forKey: key))?.written else {
+                return nil
+            }
+            return "\"\(key.rawValue)\": \(written)"
+        }
+        unknownMode = snapshot.trackMode == nil && !held.isEmpty ? held.joined(separator: ", ") : nil
     }
 }
 
 /// A mode name (`global_mode`, `mode`): only a string is one; a number, boolean, array or object
-/// counts as missing (`{"global_mode": 5, "mode": "RED"}` is red_flag).
+/// names no mode (`{"global_mode": 5, "mode": "RED"}` is red_flag, as is
+/// `{"global_mode": "PURPLE", "mode": "RED"}`: `global_mode` names nothing known, so `mode` is read).
 struct VenueModeName: Decodable {
     let name: String?
+    /// What the field holds, for an `unknown_mode` failure: a string quoted with every scalar outside
+    /// printable ASCII escaped (`"EVAC\u{200b}UATION"`, so an invisible or look-alike letter shows),
+    /// another value as its kind; nil for null and the empty string, which hold no name at all.
+    let written: String?
 
     init(from decoder: any Decoder) throws {
-        name = try? decoder.singleValueContainer().decode(String.self)
+        let value = try decoder.singleValueContainer().decode(RemoteJSON.self)
+        switch value {
+        case .string(let text):
+            name = text
+            written = text.isEmpty ? nil : Self.quoted(text)
+        case .null:
+            (name, written) = (nil, nil)
+        case .number(let literal):
+            (name, written) = (nil, "a number (\(literal.prefix(32)))")
+        default:
+            (name, written) = (nil, value.kindName)
+        }
+    }
+
+    /// `text` cut to 64 scalars, in quotes, with `"`, `\\` and every scalar outside printable ASCII
+    /// written as `\u{…}`.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for (index, scalar) in text.unicodeScalars.enumerated() {
+            guard index < 64 else {
+                result += "…"
+                break
+            }
+            if (0x20..<0x7F).contains(scalar.value), scalar != "\"", scalar != "\\" {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            }
+        }
+        return result + "\""
     }
 }
 

@@ -96,7 +96,15 @@ struct RemoteTimelineLine: Decodable {
         let line = try decoder.container(keyedBy: CodingKeys.self)
         let time = try Self.time(line)
         if line.contains(.state) {
-            entry = .init(time: time, event: .fetched(try line.decode(VenueStateBody.self, forKey: .state).snapshot))
+            // A state naming no known mode is a failed fetch, as it is from the poller.
+            let body = try line.decode(VenueStateBody.self, forKey: .state)
+            let event: RemoteTimeline.Event =
+                if let unknownMode = body.unknownMode {
+                    .failed(RemoteStateDocument.unknownModeReason(unknownMode))
+                } else {
+                    .fetched(body.snapshot)
+                }
+            entry = .init(time: time, event: event)
         } else if line.contains(.error) {
             let reason =
                 switch try line.decode(RemoteJSON.self, forKey: .error) {
