@@ -36,7 +36,18 @@ import Testing
         ),
         (Array("{\"cmd\":\"é".utf8) + [0xED, 0xA0, 0x80], "error: line is not valid UTF-8 (at byte 10)"),
         ([0xF4, 0x90, 0x80, 0x80], "error: line is not valid UTF-8 (at byte 0)"),
-        (Array(#"{"cmd":"\ud800"}"#.utf8), #"error: "cmd" is not a valid JSON string"#),
+        // A lone surrogate escape reads as U+FFFD, as in race control's documents.
+        (
+            Array(#"{"cmd":"\ud800"}"#.utf8),
+            "error: unknown command \"\u{FFFD}\" (expected status, subscribe or ping)"
+        ),
+        // A repeated key is ambiguous: refused, naming it (issue 25, class 7).
+        (Array(#"{"cmd":"status","cmd":"ping"}"#.utf8), #"error: duplicate key "cmd" at byte 16"#),
+        (
+            Array(#"{"cmd":"subscribe","beacons":false,"beacons":true}"#.utf8),
+            #"error: duplicate key "beacons" at byte 35"#
+        ),
+        (Array(#"{"cmd":"ping","x":{"a":1,"a":2}}"#.utf8), #"error: duplicate key "a" at byte 25"#),
         (
             Array(#"{"cmd":"st\u0000atus"}"#.utf8),
             "error: unknown command \"st\u{0}atus\" (expected status, subscribe or ping)"

@@ -28,8 +28,17 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
             let hex = (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
             return .invalid(reason: "control character 0x\(hex) at byte \(index - bytes.startIndex)")
         }
+        // The strict parser of race control's documents: a repeated key makes a request as
+        // ambiguous as it makes a document (`{"cmd":"status","cmd":"ping"}`), so it is refused.
+        let value: RemoteJSON
         do {
-            return try JSONDecoder().decode(ClientRequest.self, from: Data(bytes))
+            value = try RemoteJSON.parse(Array(bytes))
+        } catch {
+            if case .duplicateKey = error.kind { return .invalid(reason: "\(error)") }
+            return .invalid(reason: "invalid JSON")
+        }
+        do {
+            return try ClientRequest(from: RemoteJSONNodeDecoder(node: value, codingPath: []))
         } catch let error as RequestFieldError {
             return .invalid(reason: error.reason)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
