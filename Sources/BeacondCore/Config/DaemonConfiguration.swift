@@ -177,9 +177,22 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package func fusionConfiguration() -> FusionConfiguration {
         FusionConfiguration(
             policy: fusion.policy, minRSSI: fusion.minRSSI, zones: fusion.zones, allow: fusion.allow,
-            maxTTL: fusion.maxTTL, maxEntries: fusion.maxEntries, staleAfter: remote.staleAfter,
+            maxTTL: fusion.maxTTL, maxEntries: fusion.maxEntries, staleAfter: engineStaleAfter,
             maxDistance: fusion.maxDistance, referencePower: fusion.referencePower,
             deescalationHold: fusion.deescalationHold)
+    }
+
+    /// `remote.stale_after` on the engine's clock. Race control polled live is judged on the real
+    /// clock, since its polls run in real time; the replay backend's engine runs on capture time at
+    /// `--speed` × real time, so there the same real span is `speed` × `stale_after` of capture time
+    /// (at ×20 a poll every 5 s real is 100 s of capture time apart, and 15 s unscaled would make the
+    /// remote stale, and the state flap, between every two polls). At `--speed max` the capture clock
+    /// only moves with the inputs, and `stale_after` stays as it is.
+    var engineStaleAfter: Int64 {
+        guard scanner.backend == .replay, remote.url != nil,
+            let scaled = scanner.speed.virtualMicros(forReal: remote.staleAfter)
+        else { return remote.staleAfter }
+        return scaled
     }
 }
 
