@@ -286,7 +286,9 @@ extension StatusMessage {
         #expect(
             try JSONDecoder().decode(ClientRequest.self, from: Data(#"{"cmd":"dance"}"#.utf8))
                 == .invalid(reason: "unknown command \"dance\" (expected status, subscribe or ping)"))
-        // JSONDecoder takes duplicate keys (as the parser always did): the first one counts.
-        #expect(ClientRequest.parse(ByteBuffer(string: #"{"cmd":"ping","cmd":"dance"}"#)) == .ping)
+        // A repeated key is ambiguous: refused, never answered as one of them (issue 25, class 7).
+        #expect(
+            ClientRequest.parse(ByteBuffer(string: #"{"cmd":"ping","cmd":"dance"}"#))
+                == .invalid(reason: #"duplicate key "cmd" at byte 14"#))
     }
 }
