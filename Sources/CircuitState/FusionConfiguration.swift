@@ -96,15 +96,17 @@ public struct FusionConfiguration: Hashable, Sendable {
     }
 }
 
+/// Saturating arithmetic for times and counts from outside (a capture, the broker, a socket): a result
+/// that does not fit stops at the end instead of trapping. Shared with BeacondCore's clients.
 extension Int64 {
-    func addingSaturating(_ other: Int64) -> Int64 {
+    package func addingSaturating(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         if overflow { return other > 0 ? .max : .min }
         return sum
     }
 
     /// Capture time may sit anywhere in Int64: a difference that does not fit stops at the end.
-    func subtractingSaturating(_ other: Int64) -> Int64 {
+    package func subtractingSaturating(_ other: Int64) -> Int64 {
         let (difference, overflow) = subtractingReportingOverflow(other)
         if overflow { return other < 0 ? .max : .min }
         return difference

@@ -8,8 +8,9 @@ package final class MosquittoBroker: @unchecked Sendable {
     package static let broker = "/usr/sbin/mosquitto"
     package static let subscriber = "/usr/bin/mosquitto_sub"
     package static let passwd = "/usr/bin/mosquitto_passwd"
+    package static let publisher = "/usr/bin/mosquitto_pub"
     package static var available: Bool {
-        [broker, subscriber, passwd].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+        [broker, subscriber, passwd, publisher].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     package struct TLS: Sendable {
@@ -29,8 +30,9 @@ package final class MosquittoBroker: @unchecked Sendable {
     private let lock = NSLock()
     private var log = Data()
 
-    /// `users`: name → password; with any, anonymous clients are refused.
-    package init(tls: TLS? = nil, users: [String: String] = [:]) throws {
+    /// `users`: name → password; with any, anonymous clients are refused. `acl`: the text of an
+    /// `acl_file` (docs/mqtt.md, "Broker access control").
+    package init(tls: TLS? = nil, users: [String: String] = [:], acl: String? = nil) throws {
         directory = try TemporaryDirectory.make(prefix: "beacond-mqtt", short: true)
         port = RemoteTestTools.closedPort()
         configPath = directory + "/mosquitto.conf"
@@ -58,6 +60,11 @@ package final class MosquittoBroker: @unchecked Sendable {
                 try RemoteTestTools.run(Self.passwd, ["-b", passwords, user, password])
             }
             config += "allow_anonymous false\npassword_file \(passwords)\n"
+        }
+        if let acl {
+            let aclPath = directory + "/acl"
+            try acl.write(toFile: aclPath, atomically: true, encoding: .utf8)
+            config += "acl_file \(aclPath)\n"
         }
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         try start()
@@ -141,6 +148,24 @@ package final class MosquittoBroker: @unchecked Sendable {
 }
 
 extension MosquittoBroker {
+    /// Publishes with `mosquitto_pub` (QoS 1), the payload read from `file`; `extra` adds options
+    /// (`-u`, `-P`, `-r`). Waits for it to exit (at most 30 s); its exit status.
+    @discardableResult
+    package func publish(_ topic: String, file: String, extra: [String] = []) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.publisher)
+        process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-s"] + extra
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if !blockingWaitUntil(within: 30, intervalMicros: 20_000, { !process.isRunning }) {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// A self-signed CA certificate (and its key) for `127.0.0.1` and `localhost`, whichever way the
     /// client checks the name.
     package static func certificate(in directory: String, name: String) throws -> TLS {

@@ -7,12 +7,18 @@ import Testing
 @Suite struct VenueTableTests {
     static let now: Int64 = 1_779_508_800_000_000
 
-    static func state(node: String, mode: String, ts: Int64, race: String?, updated: String?) -> [UInt8] {
+    /// A node's state payload as `MqttPublisher` sends it: with its run, and stamped `sent` (nil: none,
+    /// as from a daemon older than the field).
+    static func state(
+        node: String, mode: String, ts: Int64, race: String? = nil, updated: String? = nil, seq: Int = 1,
+        run: String? = "r1", sent: Int64? = now
+    ) -> [UInt8] {
         let message = StateMessage(
-            seq: 1, time: WallTime(micros: ts), mode: mode, source: "remote", zone: 4, zoneName: "Pit",
+            seq: seq, time: WallTime(micros: ts), mode: mode, source: "remote", zone: 4, zoneName: "Pit",
             beacon: nil, remote: nil, scanner: ScannerStatus(backend: "replay", state: .up))
         let part = race == nil && updated == nil ? nil : RaceControlPart(mode: race, lastUpdated: updated)
-        return MqttPayload.state(message, node: node, raceControl: part)
+        let payload = MqttPayload.state(message, node: node, run: run, raceControl: part)
+        return sent.map { MqttPayload.stamped(payload, sentMicros: $0) } ?? payload
     }
 
     @Test func rowsShowEveryNodeSortedWithAgeAndOnline() {
@@ -47,7 +53,9 @@ import Testing
                 topic: "georacing/\(node)/state",
                 payload: Self.state(node: node, mode: "normal", ts: Self.now, race: "normal", updated: updated))
         }
-        let rows = Dictionary(uniqueKeysWithValues: table.rows(now: Self.now).map { ($0.node, $0) })
+        // This clock reads 04:00:20, after every last_updated: each is a candidate for the newest.
+        let clock: Int64 = 1_795_406_420_000_000
+        let rows = Dictionary(uniqueKeysWithValues: table.rows(now: clock).map { ($0.node, $0) })
         #expect(rows["fresh"]?.lagging == false)
         #expect(rows["fresh"]?.raceControlLag == 0)
         #expect(rows["close"]?.lagging == false)
@@ -66,7 +74,9 @@ import Testing
         table.receive(topic: "georacing/x/state", payload: [])
         table.receive(topic: "georacing/x/status", payload: [])
         let row = table.rows(now: Self.now).first
-        #expect(row?.problem == nil)
+        // Cleared: nothing to show, and that is an alarm (a forger may clear a node's retained state).
+        #expect(row?.problem == "no state")
+        #expect(row?.alarm == true)
         #expect(row?.online == nil)
     }
 
@@ -96,6 +106,6 @@ import Testing
             table.receive(topic: "p/n\(index)/status", payload: Array("online".utf8))
         }
         #expect(table.nodes.count == VenueTable.maxNodes)
-        #expect(table.ignoredNodes == 3)
+        #expect(table.leftOut == 3)
     }
 }

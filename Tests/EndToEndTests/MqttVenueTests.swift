@@ -49,6 +49,9 @@ struct MqttVenueTests {
             #expect(state["mode"] is String)
             #expect(state["seq"] is Int)
             #expect(state.keys.contains("race_control"))
+            // Issue 25: the run id and when this copy was sent (docs/mqtt.md).
+            #expect((state["run"] as? String)?.count == 16)
+            #expect(abs((state["sent"] as? Double ?? 0) - Date().timeIntervalSince1970) < 60)
         }
         let statuses = try broker.retained("georacing/+/status", count: 2)
         #expect(statuses == ["georacing/east/status": "online", "georacing/west/status": "online"])

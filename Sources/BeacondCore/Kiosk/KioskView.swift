@@ -1,3 +1,5 @@
+import CircuitState
+
 /// What a kiosk shows, as one value: computed from the daemon's latest state and the connection
 /// to it, drawn by the terminal kiosk and sent as JSON to the browser page, so both show the
 /// same words (docs/kiosk.md).
@@ -82,7 +84,7 @@ package struct KioskView: Hashable, Sendable {
             flag = .noSignal
             status = "NO SIGNAL — daemon unreachable"
             details = [
-                "No contact with beacond for \(Self.duration(micros: now - since))",
+                "No contact with beacond for \(Self.duration(micros: now.subtractingSaturating(since)))",
                 KioskText.stripped(reason, limit: Self.detailLimit),
                 "Reconnecting…",
             ]
@@ -115,7 +117,7 @@ package struct KioskView: Hashable, Sendable {
         default: break
         }
         lines += remoteLines(state, now: now)
-        lines.append("Showing for \(duration(micros: now - state.time.micros))")
+        lines.append("Showing for \(duration(micros: now.subtractingSaturating(state.time.micros)))")
         return lines
     }
 
@@ -138,8 +140,10 @@ package struct KioskView: Hashable, Sendable {
         if remote.latched { lines.append("Evacuation latched by race control") }
         if !remote.fresh {
             // The daemon publishes when the remote state goes stale, and again when it is fresh:
-            // while it is stale, its age keeps growing from what this message said.
-            let age = remote.age.map { Int64(($0 * 1_000_000).rounded()) }.map { $0 + max(0, now - state.time.micros) }
+            // while it is stale, its age keeps growing from what this message said. Both numbers came
+            // from a socket: the sum saturates.
+            let since = max(0, now.subtractingSaturating(state.time.micros))
+            let age = remote.age.flatMap(micros(seconds:)).map { $0.addingSaturating(since) }
             lines.append("Race control STALE" + (age.map { " — last update \(duration(micros: $0)) ago" } ?? ""))
         }
         return lines
@@ -150,6 +154,15 @@ package struct KioskView: Hashable, Sendable {
             return "Zone \(zone)"
         }
         return "Zone \(zone) — \(text)"
+    }
+
+    /// Seconds from outside as microseconds, clamped to Int64; nil when not a number.
+    static func micros(seconds: Double) -> Int64? {
+        guard !seconds.isNaN else { return nil }
+        let micros = (seconds * 1_000_000).rounded()
+        if micros >= 9.2e18 { return .max }
+        if micros <= -9.2e18 { return .min }
+        return Int64(micros)
     }
 
     /// "12 s", "3 min 12 s", "2 h 05 min"; negative durations (a clock stepped back) count as 0.

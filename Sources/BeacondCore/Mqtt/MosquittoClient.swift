@@ -1,4 +1,5 @@
 import CMosquitto
+import CircuitState
 import Glibc
 import Synchronization
 
@@ -12,60 +13,6 @@ import Synchronization
 /// on the network thread, which writes it at once. A publish so costs no second thread's wake-up and
 /// none of libmosquitto's socket-pair wake-ups (its threaded mode's).
 package final class MosquittoClient: @unchecked Sendable {
-    package struct Options: Sendable {
-        package var url: MqttURL
-        package var clientID: String
-        package var username: String?
-        package var password: String?
-        package var caFile: String?
-        package var keepalive: Int32 = 30
-        /// After a `pump` that published, the next one waits until this many µs passed: a storm of
-        /// hand-overs goes out in batches, each written corked (as few TCP segments as it fills),
-        /// while a lone one goes at once.
-        package var pumpInterval: Int64 = 0
-        /// The last will: sent by the broker when this client vanishes without a clean disconnect.
-        package var will: Message?
-        /// Published by a clean stop, which waits up to a second for the broker to take it before it
-        /// disconnects (if it does not, the dropped connection fires the will).
-        package var farewell: Message?
-
-        package init(url: MqttURL, clientID: String) {
-            self.url = url
-            self.clientID = clientID
-        }
-    }
-
-    package struct Message: Sendable {
-        package var topic: String
-        package var payload: [UInt8]
-        package var qos: Int32
-        package var retain: Bool
-
-        package init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
-            self.topic = topic
-            self.payload = payload
-            self.qos = qos
-            self.retain = retain
-        }
-    }
-
-    /// Every handler runs on the network thread, and may call `publish` and `subscribe`.
-    package struct Handlers: Sendable {
-        /// The broker accepted the connection.
-        package var connected: @Sendable (MosquittoClient) -> Void = { _ in }
-        /// A connection attempt failed or a connection ended; the reason for the log and status, and
-        /// whether it is the same as the previous failure (so the log says it once).
-        package var failed: @Sendable (_ reason: String, _ repeated: Bool) -> Void = { _, _ in }
-        /// One publish written (QoS 0) or acknowledged (QoS 1, 2).
-        package var published: @Sendable () -> Void = {}
-        package var message: @Sendable (_ topic: String, _ payload: [UInt8], _ retained: Bool) -> Void = { _, _, _ in }
-        /// After a `wake()`, while a connection is open (at most once per `Options.pumpInterval`):
-        /// publish what other threads handed over; true when it published anything.
-        package var pump: @Sendable (MosquittoClient) -> Bool = { _ in false }
-
-        package init() {}
-    }
-
     package struct SetupError: Error, CustomStringConvertible {
         package let description: String
     }
@@ -117,13 +64,17 @@ package final class MosquittoClient: @unchecked Sendable {
         }
         mosquitto_message_callback_set(handle) { _, object, message in
             guard let object, let message, let topic = message.pointee.topic else { return }
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
             let count = Int(max(0, message.pointee.payloadlen))
+            guard count <= client.options.maxPayload else {
+                client.handlers.oversize(String(cString: topic), count)
+                return
+            }
             let payload: [UInt8] =
                 if let bytes = message.pointee.payload, count > 0 {
                     Array(UnsafeRawBufferPointer(start: bytes, count: count))
                 } else { [] }
-            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().handlers.message(
-                String(cString: topic), payload, message.pointee.retain)
+            client.handlers.message(String(cString: topic), payload, message.pointee.retain)
         }
         try configure()
     }
@@ -138,6 +89,10 @@ package final class MosquittoClient: @unchecked Sendable {
     }()
 
     private func configure() throws(SetupError) {
+        if options.maximumPacketSize != nil {
+            let code = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+            guard code == Self.ok else { throw SetupError(description: "mqtt: MQTT 5: \(Self.text(code))") }
+        }
         if let will = options.will {
             let code = will.payload.withUnsafeBytes { bytes in
                 mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
@@ -201,11 +156,7 @@ package final class MosquittoClient: @unchecked Sendable {
             refusal = nil
             isAccepted = false
             captureLog(true)
-            let host = options.url.host
-            let code =
-                first
-                ? mosquitto_connect(handle, host, Int32(options.url.port), options.keepalive)
-                : mosquitto_reconnect(handle)
+            let code = first || options.maximumPacketSize != nil ? connect() : mosquitto_reconnect(handle)
             first = false
             if code == Self.ok {
                 let loopCode = serve()
@@ -222,12 +173,29 @@ package final class MosquittoClient: @unchecked Sendable {
         }
     }
 
+    /// A first connection; with `maximumPacketSize`, every connection (its CONNECT properties are
+    /// given each time rather than left to `mosquitto_reconnect`).
+    private func connect() -> Int32 {
+        let host = options.url.host
+        let port = Int32(options.url.port)
+        guard let maximum = options.maximumPacketSize else {
+            return mosquitto_connect(handle, host, port, options.keepalive)
+        }
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        let added = mosquitto_property_add_int32(
+            &properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), maximum)
+        guard added == Self.ok else { return added }
+        return mosquitto_connect_bind_v5(handle, host, port, options.keepalive, nil, properties)
+    }
+
     /// Runs one open connection until it fails (the error), or until a stop has said farewell and
     /// disconnected.
     private func serve() -> Int32 {
         var farewellDeadline: Int64?
         var pumpDue = true
         var nextPump: Int64 = 0
+        var nextPeriodic = MonotonicClock.micros().addingSaturating(options.periodicInterval)
         while true {
             var timeout: Int32 = 1000
             if isStopping {
@@ -248,6 +216,14 @@ package final class MosquittoClient: @unchecked Sendable {
                 } else {
                     timeout = Int32(clamping: (nextPump - now + 999) / 1000)
                 }
+            }
+            if options.periodicInterval > 0, isAccepted, !isStopping {
+                let now = MonotonicClock.micros()
+                if now >= nextPeriodic {
+                    handlers.periodic(self)
+                    nextPeriodic = now.addingSaturating(options.periodicInterval)
+                }
+                timeout = min(timeout, Int32(clamping: (nextPeriodic - now + 999) / 1000))
             }
             let socket = mosquitto_socket(handle)
             guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }

@@ -152,6 +152,18 @@ package struct MqttOutboxState: Sendable {
     /// libmosquitto wrote (QoS 0) or got the acknowledgement of (QoS 1, 2) one publish.
     package mutating func completed() { inflight = max(0, inflight - 1) }
 
+    /// The periodic republish (`MqttPublisher.republishInterval`): the latest state, to be sent again
+    /// as it is (not a change: no counter but `inflight` moves), when connected, nothing newer is
+    /// queued and there is room in flight; else nil (a queued state goes out anyway).
+    package mutating func takeRepublish() -> [UInt8]? {
+        guard status.connected, states.isEmpty, inflight < maxInflight, let latestState else { return nil }
+        inflight += 1
+        return latestState
+    }
+
+    /// libmosquitto refused the republish `takeRepublish` gave.
+    package mutating func republishRefused() { inflight = max(0, inflight - 1) }
+
     /// The broker accepted the connection: the latest state goes out again.
     package mutating func connected() {
         if everConnected { status.reconnects += 1 }

@@ -16,6 +16,12 @@ package final class MqttPublisher: @unchecked Sendable {
     /// A storm of state changes goes to the broker in batches at most this often (µs); a change after
     /// a quiet spell goes at once.
     static let batchInterval: Int64 = 10_000
+    /// The latest state is published again this often (µs), with a new `sent`: a forged or stale
+    /// retained copy on the broker lives at most this long, and `beacond venue` calls a state not
+    /// sent again within 1.5 times this stale (`VenueTable.staleAfter`).
+    package static let republishInterval: Int64 = 30_000_000
+    /// This process's run id (`MqttPayload.newRunID`), in every state payload.
+    package let run = MqttPayload.newRunID()
     private let client: MosquittoClient
     private let logger: Logger
     /// The connection's state, read without the outbox's lock (sightings skip their rendering while
@@ -49,6 +55,7 @@ package final class MqttPublisher: @unchecked Sendable {
         self.logger = logger
         var options = MosquittoClient.Options(url: url, clientID: settings.resolvedClientID)
         options.pumpInterval = Self.batchInterval
+        options.periodicInterval = Self.republishInterval
         options.username = settings.username
         if let file = settings.passwordFile { options.password = try Self.readPassword(file) }
         options.caFile = settings.caFile
@@ -82,6 +89,7 @@ package final class MqttPublisher: @unchecked Sendable {
         handlers.pump = { client in
             Self.publish(outbox.take(), with: client, topics: topics, qos: qos, outbox: outbox)
         }
+        handlers.periodic = { client in Self.republish(with: client, topics: topics, qos: qos, outbox: outbox) }
         let client = try MosquittoClient(options: options, handlers: handlers)
         self.client = client
         outbox.setWake { client.wake() }
@@ -122,7 +130,7 @@ package final class MqttPublisher: @unchecked Sendable {
 
     private func offerState() {
         guard let lastStateFields else { return }
-        let payload = MqttPayload.state(fields: lastStateFields, node: topics.node, raceControl: raceControl)
+        let payload = MqttPayload.state(fields: lastStateFields, node: topics.node, run: run, raceControl: raceControl)
         outbox.update { $0.offer(state: payload) }
     }
 
@@ -163,8 +171,9 @@ package final class MqttPublisher: @unchecked Sendable {
     ) -> Bool {
         guard !work.isEmpty else { return false }
         var states = 0
-        for state in work.states where client.publish(topic: topics.state, payload: state, qos: qos, retain: true) {
-            states += 1
+        for state in work.states {
+            let stamped = MqttPayload.stamped(state, sentMicros: MonotonicClock.wallMicros())
+            if client.publish(topic: topics.state, payload: stamped, qos: qos, retain: true) { states += 1 }
         }
         var sightings = 0
         for sighting in work.sightings
@@ -176,6 +185,15 @@ package final class MqttPublisher: @unchecked Sendable {
             $0.requeueLatestState(refused: work.states.count - states)
         }
         return true
+    }
+
+    /// `periodic`: the latest state again, with a new `sent`.
+    static func republish(with client: MosquittoClient, topics: MqttTopics, qos: Int32, outbox: MqttOutbox) {
+        guard let state = outbox.update({ $0.takeRepublish() }) else { return }
+        let stamped = MqttPayload.stamped(state, sentMicros: MonotonicClock.wallMicros())
+        if !client.publish(topic: topics.state, payload: stamped, qos: qos, retain: true) {
+            outbox.update { $0.republishRefused() }
+        }
     }
 
     package func start() throws { try client.start() }

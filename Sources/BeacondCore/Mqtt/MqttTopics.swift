@@ -72,24 +72,51 @@ package struct RaceControlPart: Hashable, Sendable, Decodable {
 }
 
 /// The payloads: the socket protocol's own messages (docs/protocol.md) with the node's name added,
-/// and (the state) race control's part.
+/// and (the state) the node's run, race control's part and, stamped as it is sent, the time it was sent.
 package enum MqttPayload {
-    /// `{"type":"state","node":…,<the state message's fields>,"race_control":{…}|null}`.
-    package static func state(_ message: StateMessage, node: String, raceControl: RaceControlPart?) -> [UInt8] {
-        state(fields: stateFields(message, line: message.line), node: node, raceControl: raceControl)
+    /// `{"type":"state","node":…,<the state message's fields>,"run":…,"race_control":{…}|null}`.
+    package static func state(
+        _ message: StateMessage, node: String, run: String? = nil, raceControl: RaceControlPart?
+    ) -> [UInt8] {
+        state(fields: stateFields(message, line: message.line), node: node, run: run, raceControl: raceControl)
     }
 
     /// The same from the state message's members (`stateFields`): copied, not rendered again.
-    package static func state(fields: ArraySlice<UInt8>, node: String, raceControl: RaceControlPart?) -> [UInt8] {
-        var writer = JSONWriter(capacity: fields.count + node.utf8.count + 128)
+    package static func state(
+        fields: ArraySlice<UInt8>, node: String, run: String? = nil, raceControl: RaceControlPart?
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: fields.count + node.utf8.count + 160)
         writer.beginObject()
         writer.key("type"); writer.string("state")
         writer.key("node"); writer.string(node)
         writer.rawValue { $0.append(contentsOf: fields) }
+        if let run { writer.key("run"); writer.string(run) }
         writer.key("race_control")
         if let raceControl { raceControl.render(into: &writer) } else { writer.null() }
         writer.endObject()
         return writer.bytes
+    }
+
+    /// `payload` (a JSON object) with `"sent":<Unix seconds>` added as its last member: the time this
+    /// copy went to the broker, so `beacond venue` tells a retained state kept fresh by the node's
+    /// periodic republish from one left behind (docs/mqtt.md).
+    package static func stamped(_ payload: [UInt8], sentMicros: Int64) -> [UInt8] {
+        guard payload.last == UInt8(ascii: "}"), payload.count > 2 else { return payload }
+        var bytes = payload
+        bytes.removeLast()
+        bytes.append(contentsOf: #","sent":"#.utf8)
+        bytes.appendSeconds(micros: sentMicros)
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// A new run id: 16 random hex digits, drawn once per daemon process. `seq` restarts with the
+    /// process; `beacond venue` holds `seq` and `ts` to never going backwards within one run.
+    package static func newRunID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     private static let stateLead = Array(#"{"type":"state","#.utf8)
@@ -124,24 +151,4 @@ package enum MqttPayload {
 
     package static let online = Array("online".utf8)
     package static let offline = Array("offline".utf8)
-}
-
-/// A state message as `beacond venue` reads it from `<prefix>/<node>/state`.
-package struct MqttStateMessage: Hashable, Sendable, Decodable {
-    package var node: String?
-    package var seq: Int
-    package var time: WallTime
-    package var mode: String
-    package var source: String
-    package var zone: Int?
-    package var zoneName: String?
-    package var raceControl: RaceControlPart?
-
-    enum CodingKeys: String, CodingKey {
-        case node, seq
-        case time = "ts"
-        case mode, source, zone
-        case zoneName = "zone_name"
-        case raceControl = "race_control"
-    }
 }

@@ -2,8 +2,13 @@ import Glibc
 import Synchronization
 
 /// `beacond venue`'s connection: subscribes to every node's state and status under the prefix and
-/// keeps a `VenueTable` of what arrives (on libmosquitto's thread, behind a lock).
+/// keeps a `VenueTable` of what arrives (on libmosquitto's thread, behind a lock). It speaks MQTT 5 and
+/// asks the broker for no packet over `maxPacketSize`, so a huge retained message is dropped by the
+/// broker rather than read; a payload over the table's cap that arrives anyway is not copied.
 package final class VenueWatcher: Sendable {
+    /// A state is a few KiB (`VenueTable.maxStatePayload` 16 KiB); the packet adds the topic.
+    package static let maxPacketSize: UInt32 = 65_536
+
     package struct Settings: Sendable {
         package var url: MqttURL
         package var prefix = DaemonConfiguration.Mqtt.defaultTopicPrefix
@@ -42,6 +47,8 @@ package final class VenueWatcher: Sendable {
         options.username = settings.username
         if let file = settings.passwordFile { options.password = try MqttPublisher.readPassword(file) }
         options.caFile = settings.caFile
+        options.maximumPacketSize = Self.maxPacketSize
+        options.maxPayload = VenueTable.maxStatePayload
         var handlers = MosquittoClient.Handlers()
         let filters = MqttTopics.venueFilters(prefix: settings.prefix)
         handlers.connected = { client in
@@ -60,13 +67,25 @@ package final class VenueWatcher: Sendable {
                 $0.lastActivity = MonotonicClock.micros()
             }
         }
+        handlers.oversize = { topic, size in
+            box.mutex.withLock {
+                $0.table.receive(topic: topic, oversize: size)
+                $0.messages += 1
+                $0.lastActivity = MonotonicClock.micros()
+            }
+        }
         client = try MosquittoClient(options: options, handlers: handlers)
     }
 
     package func start() throws { try client.start() }
     package func stop() { client.stop() }
 
-    package var rows: [VenueTable.Row] { box.mutex.withLock { $0.table.rows(now: MonotonicClock.wallMicros()) } }
+    package var rows: [VenueTable.Row] { snapshot.rows }
+
+    /// The rows now (this machine's wall clock) and the count of nodes the full table left out.
+    package var snapshot: (rows: [VenueTable.Row], leftOut: Int) {
+        box.mutex.withLock { ($0.table.rows(now: MonotonicClock.wallMicros()), $0.table.leftOut) }
+    }
     package var lastFailure: String? { box.mutex.withLock { $0.lastFailure } }
 
     /// For `--once` and `--json`: waits until subscribed and `quiet` µs passed without a message (the

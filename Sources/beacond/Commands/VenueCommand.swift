@@ -12,8 +12,12 @@ struct VenueCommand: ParsableCommand {
         abstract: "Show every node's state from the MQTT broker: race control's and staff's view of the venue.",
         discussion: """
             Subscribes to PREFIX/+/state and PREFIX/+/status (docs/mqtt.md) and shows one row per node: \
-            mode, source, zone, age and online. A node is flagged (!) when it is offline, or when its \
-            race-control part (last_updated) lags the newest any node reports by more than 5 s. The \
+            mode, source, zone, age and online. A node is flagged (!) when it is offline, its state was \
+            not sent again within 45 s (nodes republish every 30 s), its state was refused (its node is \
+            not the topic's, or seq or ts went back within its run), is unreadable, oversize or missing, \
+            its status is neither online nor offline, a time is ahead of this machine's clock, or its \
+            race-control part (last_updated) lags the newest any node reports by more than 5 s. \
+            Evacuations are listed first and always kept when the 4,096-node table is full. The \
             table is redrawn every second until Ctrl-C; --once prints it once, --json prints one JSON \
             snapshot. Exits 1 when the broker cannot be reached within --timeout.
             """
@@ -84,13 +88,16 @@ struct VenueCommand: ParsableCommand {
             throw ExitCode(1)
         }
         if json {
-            FileHandle.standardOutput.write(Data(VenueReport.json(watcher.rows)))
+            let snapshot = watcher.snapshot
+            FileHandle.standardOutput.write(Data(VenueReport.json(snapshot.rows, leftOut: snapshot.leftOut)))
         } else if once {
-            print(VenueReport.table(watcher.rows, color: isatty(1) == 1), terminator: "")
+            let snapshot = watcher.snapshot
+            print(VenueReport.table(snapshot.rows, color: isatty(1) == 1, leftOut: snapshot.leftOut), terminator: "")
         } else {
             let clear = isatty(1) == 1 ? "\u{1B}[H\u{1B}[2J" : ""
             while true {
-                var text = clear + VenueReport.table(watcher.rows, color: !clear.isEmpty)
+                let snapshot = watcher.snapshot
+                var text = clear + VenueReport.table(snapshot.rows, color: !clear.isEmpty, leftOut: snapshot.leftOut)
                 if let failure = watcher.lastFailure { text += "broker: \(failure)\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))
                 sleep(1)
