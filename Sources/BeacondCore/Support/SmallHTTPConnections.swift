@@ -1,4 +1,3 @@
-import CBlueZ
 import Glibc
 import Logging
 import NIOCore
@@ -50,7 +49,7 @@ final class SmallHTTPConnections: @unchecked Sendable {
     private(set) var counters = Counters()
     private var roster = FairShareRoster<SmallHTTPConnection>()
     private var nextID = 0
-    private var memoryTrimScheduled = false
+    private lazy var memoryTrim = MemoryTrimmer(eventLoop: eventLoop)
     private let diag = SockDiagSocket()
     private let logger: Logger
     private let logLimiter: LogRateLimiter
@@ -100,7 +99,7 @@ final class SmallHTTPConnections: @unchecked Sendable {
         channel.closeFuture.hop(to: eventLoop).assumeIsolated().whenComplete { _ in
             self.roster.remove(id: id)
             self.counters.open = self.roster.count
-            self.scheduleMemoryTrim()
+            self.memoryTrim.schedule()
         }
         return connection
     }
@@ -139,36 +138,32 @@ final class SmallHTTPConnections: @unchecked Sendable {
             """)
         victim.channel.close(promise: nil)
     }
-
-    /// A second after connections close, hands the heap memory they freed back to the system
-    /// (glibc keeps it for reuse otherwise: a flood's answers would stay in the RSS).
-    private func scheduleMemoryTrim() {
-        guard !memoryTrimScheduled else { return }
-        memoryTrimScheduled = true
-        eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) {
-            self.memoryTrimScheduled = false
-            _ = malloc_trim(0)
-        }
-    }
 }
 
 /// On a listener's server channel: when an accept fails for want of descriptors or memory
 /// (EMFILE, ENFILE, ENOBUFS, ENOMEM; NIO keeps the listener open and would retry at once, a busy
 /// loop), stops accepting (`autoRead` off) and accepts again from a task scheduled on the loop
 /// after a back-off: 50 ms, doubling to 1 s while the errors go on, back to 50 ms after an accept
-/// succeeds. The connections table counts and logs it, and makes room.
+/// succeeds. `exhausted` is told each time (the listener counts it, logs it, makes room). Used by
+/// the HTTP listeners and the Unix socket server.
 final class AcceptBackoffHandler: ChannelInboundHandler {
     typealias InboundIn = Any
 
     static let firstDelay: TimeAmount = .milliseconds(50)
     static let longestDelay: TimeAmount = .seconds(1)
 
-    private let connections: SmallHTTPConnections
+    private let exhausted: (IOError, TimeAmount) -> Void
     private var delay = firstDelay
     private var resume: Scheduled<Void>?
 
-    init(connections: SmallHTTPConnections) {
-        self.connections = connections
+    /// `exhausted(error, delay)`: on the loop, before accepting pauses for `delay`.
+    init(exhausted: @escaping (IOError, TimeAmount) -> Void) {
+        self.exhausted = exhausted
+    }
+
+    /// For a small HTTP listener: its connections table counts, logs and makes room.
+    convenience init(connections: SmallHTTPConnections) {
+        self.init { error, delay in connections.acceptFailed(error, pausedFor: delay) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -181,7 +176,7 @@ final class AcceptBackoffHandler: ChannelInboundHandler {
             context.fireErrorCaught(error)
             return
         }
-        connections.acceptFailed(error, pausedFor: delay)
+        exhausted(error, delay)
         guard resume == nil else { return }
         let channel = context.channel
         try? channel.syncOptions?.setOption(.autoRead, value: false)
