@@ -163,4 +163,25 @@ import Testing
         defer { close(full) }
         #expect(throws: KioskTerminal.WriteError.self) { try KioskTerminal(output: full).write([0x41]) }
     }
+
+    /// Issue 25, 7a: invisible format characters from outside (direction marks, the Arabic letter
+    /// mark, the byte-order mark, joiners, the soft hyphen) leave the view itself, so the web
+    /// kiosk (which sends the view as it is) and the terminal kiosk show the same text.
+    @Test func invisibleFormatCharactersLeaveTheViewForBothKiosks() {
+        let hidden: [Unicode.Scalar] = [
+            "\u{200E}", "\u{200F}", "\u{061C}", "\u{FEFF}", "\u{200D}", "\u{00AD}", "\u{2060}",
+        ]
+        var message = "Debris"
+        for scalar in hidden { message.unicodeScalars.append(scalar) }
+        message += " at turn\u{200B} 4"
+        let state = KioskSamples.state(
+            mode: "red_flag", source: "remote", zone: nil, remote: KioskSamples.remote(message: message))
+        let view = KioskView(link: .connected(state), now: KioskSamples.now)
+        let web = WebKioskViewDocument(view)
+        #expect(web.details.contains("Race control: Debris at turn 4"), "\(web.details)")
+        #expect(!web.json().unicodeScalars.contains { hidden.contains($0) })
+        for scalar in hidden { #expect(KioskText.isHidden(scalar) && KioskCells.width(scalar) == nil) }
+        let rows = KioskFrame.lines(view, columns: 80, rows: 24)
+        #expect(rows.contains { $0.contains("Race control: Debris at turn 4") })
+    }
 }

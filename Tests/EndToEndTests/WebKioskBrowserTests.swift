@@ -143,7 +143,7 @@ struct WebKioskBrowserTests {
 }
 
 /// A TCP connection to 127.0.0.1:`port` that asked for `/events` and never reads; nil on failure.
-private func rawStream(port: Int) -> CInt? {
+func rawStream(port: Int) -> CInt? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
     var address = sockaddr_in()
@@ -168,20 +168,36 @@ final class WebKioskProcess: @unchecked Sendable {
     let process = Process()
     private let lock = NSLock()
     private var output = Data()
+    private var errors = Data()
     private let outPipe = Pipe()
+    private let errPipe = Pipe()
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = BeacondProcess.executable
-        process.arguments = arguments
+    /// `launcher`: a command that execs beacond in its own place (e.g. `prlimit --nofile=64:64 --`).
+    init(_ arguments: [String], launcher: [String] = []) throws {
+        if let tool = launcher.first {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = Array(launcher.dropFirst()) + [BeacondProcess.executable.path] + arguments
+        } else {
+            process.executableURL = BeacondProcess.executable
+            process.arguments = arguments
+        }
         process.standardOutput = outPipe
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errPipe
         outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let chunk = handle.availableData
             guard let self, !chunk.isEmpty else { return }
             self.lock.withLock { self.output.append(chunk) }
         }
+        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self, !chunk.isEmpty else { return }
+            self.lock.withLock { self.errors.append(chunk) }
+        }
         try process.run()
     }
+
+    /// What it logged on stderr so far.
+    var logText: String { lock.withLock { String(decoding: errors, as: UTF8.self) } }
 
     deinit { stop() }
 
@@ -191,6 +207,7 @@ final class WebKioskProcess: @unchecked Sendable {
             process.waitUntilExit()
         }
         outPipe.fileHandleForReading.readabilityHandler = nil
+        errPipe.fileHandleForReading.readabilityHandler = nil
     }
 
     var text: String { lock.withLock { String(decoding: output, as: UTF8.self) } }

@@ -175,10 +175,24 @@ package struct KioskView: Hashable, Sendable {
     }
 }
 
-/// Text from outside, made fit to draw: control characters (C0, DEL, C1), bidi controls and line
-/// separators removed (tabs and line breaks become spaces), runs of spaces folded, and the result
-/// cut to `limit` characters with a trailing "…".
+/// Text from outside, made fit to draw: what is never drawn (`isHidden`: control characters, bidi
+/// controls, line separators, format characters, unassigned code points) removed (tabs and line
+/// breaks become spaces), runs of spaces folded, and the result cut to `limit` characters with a
+/// trailing "…". Both kiosks use it: the view (`KioskView`, which the web kiosk sends as it is)
+/// and the terminal's renderer (`KioskCells`).
 package enum KioskText {
+    /// True for the scalars a kiosk never shows: C0, DEL and C1 controls, bidi controls and line
+    /// separators (`TerminalText.needsEscape`), format characters (U+200B–200F, U+061C, U+FEFF,
+    /// U+00AD, U+2060–2064, …: invisible, and some reorder or join the text around them),
+    /// unassigned code points and surrogates.
+    package static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        if TerminalText.needsEscape(scalar) { return true }
+        switch scalar.properties.generalCategory {
+        case .format, .unassigned, .surrogate, .lineSeparator, .paragraphSeparator, .control: return true
+        default: return false
+        }
+    }
+
     package static func stripped(_ text: String, limit: Int) -> String {
         var result = ""
         var count = 0
@@ -190,7 +204,7 @@ package enum KioskText {
                 lastWasSpace = true
                 result.unicodeScalars.append(" ")
             } else {
-                if TerminalText.needsEscape(scalar) { continue }
+                if isHidden(scalar) { continue }
                 lastWasSpace = false
                 result.unicodeScalars.append(scalar)
             }

@@ -3,8 +3,10 @@ import NIOHTTP1
 
 /// One connection of the metrics endpoint, after NIOHTTP1's decoder. `GET /metrics` (a query
 /// string is ignored) is answered with the exposition; any other path 404, any other method 405,
-/// a request body 413, a request the decoder refused 400; a connection over the cap is closed.
-/// One scrape at a time per connection: pipelined requests wait for the answer before theirs.
+/// a request body 413, a request the decoder refused 400. One scrape at a time per connection:
+/// pipelined requests wait for the answer before theirs, and a request that arrives while the
+/// connection is not writable (a client sending requests without reading the answers) waits
+/// until it is, so the answers held for one connection stay bounded (`SmallHTTP.bootstrap`).
 final class MetricsHTTPHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -12,44 +14,37 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     /// The Prometheus text format, version 0.0.4.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    private let admitted: Bool
-    private let connections: MetricsConnectionCount
+    private let connection: SmallHTTPConnection
     private let scrape: (any EventLoop) -> EventLoopFuture<[UInt8]>
     private var requests = SmallHTTPRequestGate(methods: [.GET])
-    private var released = false
+    /// A request waiting for the connection to be writable.
+    private var parked: HTTPRequestHead?
 
-    init(
-        admitted: Bool, connections: MetricsConnectionCount,
-        scrape: @escaping (any EventLoop) -> EventLoopFuture<[UInt8]>
-    ) {
-        self.admitted = admitted
-        self.connections = connections
+    init(connection: SmallHTTPConnection, scrape: @escaping (any EventLoop) -> EventLoopFuture<[UInt8]>) {
+        self.connection = connection
         self.scrape = scrape
-    }
-
-    /// A connection over the cap is closed at once: it never holds a descriptor.
-    func channelActive(context: ChannelHandlerContext) {
-        guard admitted else {
-            requests.close()
-            context.close(promise: nil)
-            return
-        }
-        context.fireChannelActive()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        if admitted, !released {
-            released = true
-            connections.release()
-        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch requests.read(unwrapInboundIn(data)) {
         case .wait: break
         case .refuse(let refusal): refuse(context, refusal)
-        case .route(let head): route(context, head)
+        case .route(let head):
+            connection.touch()
+            if context.channel.isWritable {
+                route(context, head)
+            } else {
+                parked = head
+            }
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let head = parked {
+            parked = nil
+            route(context, head)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

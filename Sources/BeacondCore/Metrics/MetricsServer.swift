@@ -9,9 +9,11 @@ import Synchronization
 /// format (docs/metrics.md), served by NIOHTTP1 on a thread of its own, so neither a scrape's
 /// rendering nor a slow scraper ever runs on the hub's event loop.
 ///
-/// Bounded: at most `maxConnections` connections (the next is closed at once), request
-/// headers as NIOHTTP1's decoder bounds them, no request bodies, and a connection idle for
-/// `idleTimeout` is closed.
+/// Bounded: at most `maxConnections` connections, shared fairly per peer (`SmallHTTPConnections`:
+/// a connection over the cap whose peer holds the most is closed at once, anyone else's closes the
+/// longest-idle connection of the peer holding the most), request headers as NIOHTTP1's decoder
+/// bounds them, no request bodies, answers held per connection bounded (`SmallHTTP.bootstrap`), a
+/// back-off when descriptors run out, and a connection idle for `idleTimeout` is closed.
 package final class MetricsServer: Sendable {
     package enum StartError: Error, CustomStringConvertible {
         case bindFailed(WebKioskAddress, reason: String)
@@ -32,14 +34,16 @@ package final class MetricsServer: Sendable {
     private let publisher: TrackStatePublisher
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let channel = Mutex<(any Channel)?>(nil)
-    private let connections: MetricsConnectionCount
+    let connections: SmallHTTPConnections
     private let shutDown = Mutex(false)
 
     package init(address: WebKioskAddress, metrics: DaemonMetrics, publisher: TrackStatePublisher) {
         self.address = address
         self.metrics = metrics
         self.publisher = publisher
-        connections = MetricsConnectionCount(limit: Self.maxConnections)
+        connections = SmallHTTPConnections(
+            name: "metrics", eventLoop: group.next(), maxConnections: Self.maxConnections,
+            logger: Logger(label: "beacond.metrics"))
     }
 
     /// Binds; a port in use, or an address this machine does not have, fails here.
@@ -76,21 +80,12 @@ package final class MetricsServer: Sendable {
         let metrics = metrics
         let publisher = publisher
         let connections = connections
-        return ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 32)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
-                    try sync.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
-                    try sync.addHandler(
-                        MetricsHTTPHandler(
-                            admitted: connections.admit(), connections: connections,
-                            scrape: { loop in metrics.scrape(publisher: publisher, on: loop) }))
-                }
-            }
+        return SmallHTTP.bootstrap(group: group, backlog: 32, connections: connections) { channel, connection in
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
+            try sync.addHandler(
+                MetricsHTTPHandler(connection: connection) { loop in metrics.scrape(publisher: publisher, on: loop) })
+        }
     }
 
     /// `Address already in use (errno: 98)` → `address already in use`.
@@ -104,27 +99,6 @@ package final class MetricsServer: Sendable {
         }
         return "\(error)"
     }
-}
-
-/// Connections open now, against the cap; shared by the server's one thread.
-final class MetricsConnectionCount: Sendable {
-    private let open = Mutex(0)
-    let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Counts a new connection in; false (and not counted) at the cap.
-    func admit() -> Bool {
-        open.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func release() { open.withLock { $0 -= 1 } }
-
-    var current: Int { open.withLock { $0 } }
 }
 
 /// The metrics endpoint as a service of the daemon's group: started listening before the group

@@ -58,6 +58,9 @@ package final class ServerCounters {
     package var disconnectedSlow = 0
     /// Clients disconnected after `max_errors` errors.
     var disconnectedAbuse = 0
+    /// Accepts that failed for want of descriptors or memory (EMFILE, ENFILE…); each paused
+    /// accepting for a while (`AcceptBackoffHandler`). Logged, not in the status reply.
+    var acceptErrors = 0
     /// Error lines sent.
     var errors = 0
     /// The most lines any one client had waiting in its queue (beyond the channel buffer).

@@ -1,49 +1,74 @@
 import NIOCore
 
-/// The connected clients, by id and by peer user id, and who makes room when the server is full.
+/// A connection that takes a place in a `FairShareRoster`.
+protocol FairShareMember: AnyObject {
+    associatedtype Owner: Hashable
+    var id: Int { get }
+    /// Who holds the connection: the peer's user id (from the kernel), or what stands for it.
+    var owner: Owner { get }
+    /// When the connection last sent a request (or connected), NIODeadline uptime nanoseconds: the
+    /// longest-idle connection is the one with the oldest.
+    var lastActivity: UInt64 { get }
+}
+
+/// Connections by id and by owner, and who makes room when the places are all taken.
 ///
-/// Fair share (docs/protocol.md, "Limits"): when `max_clients` are connected, a client whose user
-/// holds fewer connections than the user holding the most is still admitted; the longest-idle
-/// connection of the user holding the most is closed for it. A flood of connections from one user
-/// can therefore never lock out another, while one user alone may still use every place.
-/// Confined to the hub's event loop.
-struct ClientRoster {
-    /// The uid of a peer whose credentials could not be read ((uid_t)-1, never a real user).
-    static let unknownUID = UInt32.max
+/// Fair share (docs/protocol.md, "Limits"; docs/security.md): when every place is taken, a newcomer
+/// whose owner holds fewer connections than the owner holding the most is still admitted; the
+/// longest-idle connection of the owner holding the most is closed for it. A flood of connections
+/// from one user can therefore never lock out another, while one user alone may still use every
+/// place. Used by the socket server (owner: SO_PEERCRED's uid) and the HTTP listeners (owner: the
+/// loopback peer's uid from the kernel's socket table, `HTTPPeer`). Confined to one event loop.
+struct FairShareRoster<Member: FairShareMember> {
+    private(set) var members: [Int: Member] = [:]
+    private var connectionsByOwner: [Member.Owner: Int] = [:]
 
-    private(set) var sessions: [Int: ClientSession] = [:]
-    private var connectionsByUID: [UInt32: Int] = [:]
+    var count: Int { members.count }
 
-    var count: Int { sessions.count }
+    func connections(of owner: Member.Owner) -> Int { connectionsByOwner[owner] ?? 0 }
 
-    func connections(of uid: UInt32) -> Int { connectionsByUID[uid] ?? 0 }
-
-    mutating func add(_ session: ClientSession) {
-        guard sessions.updateValue(session, forKey: session.id) == nil else { return }
-        connectionsByUID[session.uid, default: 0] += 1
+    mutating func add(_ member: Member) {
+        guard members.updateValue(member, forKey: member.id) == nil else { return }
+        connectionsByOwner[member.owner, default: 0] += 1
     }
 
-    /// Removes the client if it is still here (it may already have been evicted); returns it.
+    /// Removes the member if it is still here (it may already have been evicted); returns it.
     @discardableResult
-    mutating func remove(id: Int) -> ClientSession? {
-        guard let session = sessions.removeValue(forKey: id) else { return nil }
-        let left = connections(of: session.uid) - 1
-        connectionsByUID[session.uid] = left > 0 ? left : nil
-        return session
+    mutating func remove(id: Int) -> Member? {
+        guard let member = members.removeValue(forKey: id) else { return nil }
+        let left = connections(of: member.owner) - 1
+        connectionsByOwner[member.owner] = left > 0 ? left : nil
+        return member
     }
 
-    /// The connection to close so that a client of `uid` can be admitted to a full server: the
-    /// longest-idle connection (oldest last request) of the user holding the most connections;
-    /// nil when `uid` already holds as many as any other user.
-    func fairShareVictim(for uid: UInt32) -> ClientSession? {
-        guard let most = connectionsByUID.values.max(), connections(of: uid) < most else { return nil }
-        var victim: ClientSession?
-        for session in sessions.values where connections(of: session.uid) == most {
-            if let chosen = victim, (chosen.lastActivity, chosen.id) <= (session.lastActivity, session.id) {
+    /// The connection to close so that a newcomer of `owner` can be admitted to a full roster: the
+    /// longest-idle connection (oldest last request) of the owner holding the most connections;
+    /// nil when `owner` already holds as many as any other. A nil `owner` (nobody in particular:
+    /// making room when descriptors ran out) always gets the top holder's longest-idle connection.
+    func fairShareVictim(for owner: Member.Owner?) -> Member? {
+        guard let most = connectionsByOwner.values.max() else { return nil }
+        if let owner, connections(of: owner) >= most { return nil }
+        var victim: Member?
+        for member in members.values where connections(of: member.owner) == most {
+            if let chosen = victim, (chosen.lastActivity, chosen.id) <= (member.lastActivity, member.id) {
                 continue
             }
-            victim = session
+            victim = member
         }
         return victim
     }
+}
+
+/// The socket server's clients, by peer uid (SO_PEERCRED).
+typealias ClientRoster = FairShareRoster<ClientSession>
+
+extension FairShareRoster where Member == ClientSession {
+    /// The uid of a peer whose credentials could not be read ((uid_t)-1, never a real user).
+    static var unknownUID: UInt32 { UInt32.max }
+
+    var sessions: [Int: ClientSession] { members }
+}
+
+extension ClientSession: FairShareMember {
+    var owner: UInt32 { uid }
 }

@@ -59,7 +59,7 @@ package final class TrackStateServer: @unchecked Sendable {
     /// A listening socket handed over by systemd (socket activation): used as is, never unlinked.
     let inheritedDescriptor: CInt?
     let limits: ClientLimits
-    private let logger: Logger
+    let logger: Logger
 
     private enum Phase {
         case idle, starting, running, stopping, stopped
@@ -70,11 +70,12 @@ package final class TrackStateServer: @unchecked Sendable {
     private var listener: Channel?
     private(set) var roster = ClientRoster()
     private var nextClientID = 0
-    private var memoryTrimScheduled = false
+    /// Hands memory back a second after clients leave.
+    private lazy var memoryTrim = MemoryTrimmer(eventLoop: eventLoop)
     private var boundFile: UnixSocketPath.FileIdentity?
     /// The server's counters (read on the hub's event loop).
     package let counters = ServerCounters()
-    private let logLimiter: LogRateLimiter
+    let logLimiter: LogRateLimiter
 
     package init(
         publisher: TrackStatePublisher, path: String = TrackStateServer.defaultPath,
@@ -144,6 +145,11 @@ package final class TrackStateServer: @unchecked Sendable {
     private func bootstrap() -> ServerBootstrap {
         ServerBootstrap(group: eventLoop)
             .serverChannelOption(ChannelOptions.backlog, value: Self.listenBacklog)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(self.acceptBackoff())
+                }
+            }
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: limits.waterMark)
             // Clients send a few short commands: small reads bound what one read can ask for.
             .childChannelOption(
@@ -243,7 +249,7 @@ package final class TrackStateServer: @unchecked Sendable {
         channel.closeFuture.assumeIsolated().whenComplete { _ in
             self.roster.remove(id: id)
             self.counters.clients = self.roster.count
-            self.scheduleMemoryTrim()
+            self.memoryTrim.schedule()
         }
         try pipeline.addHandler(ReadBackpressureHandler())
         try pipeline.addHandler(outbound)
@@ -290,17 +296,6 @@ package final class TrackStateServer: @unchecked Sendable {
 
     /// Bytes held for all clients now (channel write buffers plus queues; on the hub's event loop).
     var queuedBytes: Int { roster.sessions.values.reduce(0) { $0 + $1.heldBytes } }
-
-    /// A second after clients leave, hands the heap memory they freed back to the system: glibc keeps
-    /// freed memory for reuse, so the replies of many clients would otherwise stay in the RSS.
-    private func scheduleMemoryTrim() {
-        guard !memoryTrimScheduled else { return }
-        memoryTrimScheduled = true
-        eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [weak self] in
-            self?.memoryTrimScheduled = false
-            _ = malloc_trim(0)
-        }
-    }
 
     // MARK: Shutdown
 

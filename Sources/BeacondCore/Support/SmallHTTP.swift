@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// What beacond's two small HTTP servers (the web kiosk and the metrics endpoint) share, after
 /// NIOHTTP1's decoder: the checks a request head must pass before it is routed, and writing one
@@ -25,6 +26,42 @@ enum SmallHTTP {
             return Refusal(status: .payloadTooLarge, text: "request bodies are not accepted\n", extraHeaders: [])
         }
         return nil
+    }
+
+    /// The listener both servers use: `connections` admits each connection (fair share per peer)
+    /// and its server channel backs off when descriptors run out (`AcceptBackoffHandler`). Each
+    /// connection reads only while it is writable (`ReadBackpressureHandler`), a little at a time
+    /// (at most 4 KiB a read, one read per cycle: the pipelined requests one read can bring stay
+    /// few), and holds at most 32 KiB of unsent answers before it counts as backed up; then NIO's
+    /// pipelining handler and the `route` of the server's handler (which waits for writability)
+    /// take one request at a time. `handlers` adds the server's own handlers after NIOHTTP1's.
+    static func bootstrap(
+        group: any EventLoopGroup, backlog: Int32, connections: SmallHTTPConnections,
+        handlers: @escaping @Sendable (any Channel, SmallHTTPConnection) throws -> Void
+    ) -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: backlog)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(connections: connections))
+                }
+            }
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 32 * 1024))
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            .childChannelOption(
+                ChannelOptions.recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 4 * 1024)
+            )
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard let connection = connections.admit(channel) else { return }
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(ReadBackpressureHandler())
+                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
+                    try handlers(channel, connection)
+                }
+            }
     }
 
     /// A request announcing a body: a non-zero Content-Length or any Transfer-Encoding.

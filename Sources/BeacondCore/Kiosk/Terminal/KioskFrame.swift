@@ -85,9 +85,8 @@ package enum KioskCells {
     /// otherwise; nil for what is never drawn: controls, bidi controls, separators, format
     /// characters and unassigned code points.
     package static func width(_ scalar: Unicode.Scalar) -> Int? {
-        if TerminalText.needsEscape(scalar) { return nil }
+        if KioskText.isHidden(scalar) { return nil }
         switch scalar.properties.generalCategory {
-        case .format, .unassigned, .surrogate, .lineSeparator, .paragraphSeparator, .control: return nil
         case .nonspacingMark, .enclosingMark: return 0
         default: break
         }

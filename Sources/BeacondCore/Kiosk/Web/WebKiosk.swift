@@ -17,8 +17,11 @@ package enum WebKiosk {
         package var socketPath: String
         /// No evacuation flash (`--steady`).
         package var steady = false
-        /// The most `/events` streams open at once; the next gets 503.
+        /// The most `/events` streams open at once, shared fairly per peer (`WebKioskHub.register`).
         package var maxClients = 64
+        /// The most connections open at once (streams included), shared fairly per peer
+        /// (`SmallHTTPConnections`).
+        package var maxConnections = 128
         /// A connection with no request and nothing written for this long is closed.
         package var idleTimeout: TimeAmount = .seconds(30)
         /// How often every stream gets the current view even when nothing changed.
@@ -77,6 +80,7 @@ package final class WebKioskServer: Sendable {
     let configuration: WebKiosk.Configuration
     let group: MultiThreadedEventLoopGroup
     let hub: WebKioskHub
+    let connections: SmallHTTPConnections
     private let feed: TrackStateFeed
     private let channelBox = Mutex<(any Channel)?>(nil)
     /// Set by the first shutdown: a second one returns at once (its loop is gone, and a task
@@ -93,6 +97,9 @@ package final class WebKioskServer: Sendable {
             eventLoop: group.next(), maxStreams: configuration.maxClients, steady: configuration.steady,
             socketPath: configuration.socketPath, refreshInterval: configuration.refreshInterval)
         self.hub = hub
+        connections = SmallHTTPConnections(
+            name: "web kiosk", eventLoop: hub.eventLoop, maxConnections: configuration.maxConnections,
+            logger: Logger(label: "beacond.kiosk"))
         var feedConfiguration = TrackStateFeed.Configuration(path: configuration.socketPath)
         feedConfiguration.pingInterval = configuration.pingInterval
         feedConfiguration.replyTimeout = configuration.replyTimeout
@@ -143,20 +150,13 @@ package final class WebKioskServer: Sendable {
 
     private func bootstrap() -> ServerBootstrap {
         let hub = self.hub
+        let connections = self.connections
         let idle = configuration.idleTimeout
-        return ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 128)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 32 * 1024))
-            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
-                    try sync.addHandler(IdleStateHandler(allTimeout: idle))
-                    try sync.addHandler(WebKioskHTTPHandler(hub: hub))
-                }
-            }
+        return SmallHTTP.bootstrap(group: group, backlog: 128, connections: connections) { channel, connection in
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(IdleStateHandler(allTimeout: idle))
+            try sync.addHandler(WebKioskHTTPHandler(hub: hub, connection: connection))
+        }
     }
 
     /// The address and port listened on (the port chosen when 0 was asked for).

@@ -6,19 +6,41 @@ import NIOHTTP1
 /// `/healthz`; anything else 404, methods other than GET and HEAD 405, any request body 413
 /// (docs/kiosk-web.md). A connection serving `/events` is a stream: it registers with the hub,
 /// and when the browser is backed up (the channel is not writable) only the newest event is
-/// kept, sent when it is writable again: a slow browser never holds up the others.
-final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
+/// kept, sent when it is writable again: a slow browser never holds up the others. A request
+/// that arrives while the connection is not writable (a client sending requests without reading
+/// the answers) waits until it is: with `ReadBackpressureHandler` and NIO's pipelining handler
+/// (which delivers one request at a time), the answers held for a client stay bounded.
+final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let hub: WebKioskHub
+    private let connection: SmallHTTPConnection
     private var context: ChannelHandlerContext?
     private var requests = SmallHTTPRequestGate(methods: [.GET, .HEAD])
     private var streaming = false
     private var pendingEvent: ByteBuffer?
+    /// A request waiting for the connection to be writable.
+    private var parked: HTTPRequestHead?
 
-    init(hub: WebKioskHub) {
+    init(hub: WebKioskHub, connection: SmallHTTPConnection) {
         self.hub = hub
+        self.connection = connection
+        lastActivity = connection.lastActivity
+    }
+
+    // MARK: FairShareMember (a stream's place among the hub's streams)
+
+    var id: Int { connection.id }
+    var owner: HTTPPeer { connection.owner }
+    /// When the stream opened: of one peer's streams, the oldest makes room first.
+    private(set) var lastActivity: UInt64
+
+    /// Closes the stream to make room for another peer's (`WebKioskHub.register`).
+    func evict() {
+        streaming = false
+        pendingEvent = nil
+        context?.close(promise: nil)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -40,7 +62,13 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
         switch requests.read(unwrapInboundIn(data)) {
         case .wait: break
         case .refuse(let refusal): refuse(context, refusal)
-        case .route(let head): route(context, head)
+        case .route(let head):
+            connection.touch()
+            if context.channel.isWritable {
+                route(context, head)
+            } else {
+                parked = head
+            }
         }
     }
 
@@ -69,11 +97,16 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
             pendingEvent = nil
             write(context, event: event)
         }
+        if context.channel.isWritable, let head = parked {
+            parked = nil
+            route(context, head)
+        }
         context.fireChannelWritabilityChanged()
     }
 
-    // MARK: WebKioskEventSink
+    // MARK: Events
 
+    /// One Server-Sent Event for this stream, already framed (`data: {…}\n\n`), from the hub.
     func send(event: ByteBuffer) {
         guard streaming, let context else { return }
         if context.channel.isWritable {
@@ -127,8 +160,9 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, WebKioskEventSink {
     }
 
     private func openStream(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+        lastActivity = NIODeadline.now().uptimeNanoseconds
         guard hub.register(self) else {
-            let text = "too many kiosk clients (at most \(hub.maxStreams))\n"
+            let text = "too many kiosk streams (at most \(hub.maxStreams), and \(owner) holds the most)\n"
             requests.close()
             let full = SmallHTTP.Refusal(status: .serviceUnavailable, text: text, extraHeaders: [("Retry-After", "5")])
             return refuse(context, full)

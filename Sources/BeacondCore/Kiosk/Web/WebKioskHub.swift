@@ -1,15 +1,11 @@
 import NIOCore
 
-/// Where a stream's events go: the connection serving `/events`.
-protocol WebKioskEventSink: AnyObject {
-    /// One Server-Sent Event, already framed (`data: {…}\n\n`).
-    func send(event: ByteBuffer)
-}
-
 /// The web kiosk's state, confined to the HTTP server's event loop: the daemon link (fed by
 /// `TrackStateFeed`, whose events hop onto the loop), the latest state, and the `/events`
 /// streams. Every view change goes to every stream at once, and the current view again every
-/// `refreshInterval` (the ages tick and the page knows its stream is alive).
+/// `refreshInterval` (the ages tick and the page knows its stream is alive). The streams share
+/// `maxStreams` fairly per peer (`FairShareRoster` by the loopback peer's uid): when all are open,
+/// a stream of a peer holding fewer closes the oldest stream of the peer holding the most.
 final class WebKioskHub: @unchecked Sendable {
     struct Counters: Sendable, Equatable {
         /// Streams opened over the server's life.
@@ -17,8 +13,11 @@ final class WebKioskHub: @unchecked Sendable {
         /// Streams open now, and the most ever open at once.
         var streams = 0
         var peakStreams = 0
-        /// `/events` requests refused because `maxStreams` were open (answered 503).
+        /// `/events` requests refused because `maxStreams` were open and their peer held the most
+        /// (answered 503).
         var refusedStreams = 0
+        /// Streams closed to make room for a stream of a peer holding fewer.
+        var evictedStreams = 0
         /// Views replaced by a newer one before a backed-up browser took them.
         var coalescedEvents = 0
         /// Events broadcast (each to every stream).
@@ -32,7 +31,7 @@ final class WebKioskHub: @unchecked Sendable {
     private let wallClock: @Sendable () -> Int64
     private(set) var link: KioskView.Link
     private(set) var counters = Counters()
-    private var sinks: [ObjectIdentifier: any WebKioskEventSink] = [:]
+    private var streams = FairShareRoster<WebKioskHTTPHandler>()
     private var lastBroadcast: WebKioskViewDocument?
     private var refresh: RepeatedTask?
 
@@ -62,7 +61,7 @@ final class WebKioskHub: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         refresh?.cancel()
         refresh = nil
-        sinks.removeAll()
+        streams = FairShareRoster()
     }
 
     /// True while the daemon is connected.
@@ -91,23 +90,32 @@ final class WebKioskHub: @unchecked Sendable {
         if current != lastBroadcast { broadcast(current) }
     }
 
-    /// Registers a stream; false (and counted) when `maxStreams` are open.
-    func register(_ sink: any WebKioskEventSink) -> Bool {
+    /// Registers a stream. When `maxStreams` are open, the oldest stream of the peer holding the
+    /// most is closed for it, unless its own peer holds the most: then false (and counted).
+    func register(_ stream: WebKioskHTTPHandler) -> Bool {
         eventLoop.preconditionInEventLoop()
-        guard sinks.count < maxStreams else {
-            counters.refusedStreams += 1
-            return false
+        if streams.count >= maxStreams {
+            guard let victim = streams.fairShareVictim(for: stream.owner) else {
+                counters.refusedStreams += 1
+                return false
+            }
+            streams.remove(id: victim.id)
+            counters.evictedStreams += 1
+            victim.evict()
         }
-        sinks[ObjectIdentifier(sink)] = sink
+        streams.add(stream)
         counters.acceptedStreams += 1
-        counters.streams = sinks.count
-        counters.peakStreams = max(counters.peakStreams, sinks.count)
+        counters.streams = streams.count
+        counters.peakStreams = max(counters.peakStreams, streams.count)
         return true
     }
 
-    func unregister(_ sink: any WebKioskEventSink) {
+    func unregister(_ stream: WebKioskHTTPHandler) {
         eventLoop.preconditionInEventLoop()
-        if sinks.removeValue(forKey: ObjectIdentifier(sink)) != nil { counters.streams = sinks.count }
+        if let found = streams.members[stream.id], found === stream {
+            streams.remove(id: stream.id)
+            counters.streams = streams.count
+        }
     }
 
     func countCoalesced() {
@@ -131,9 +139,9 @@ final class WebKioskHub: @unchecked Sendable {
         let view = view ?? self.view()
         lastBroadcast = view
         counters.broadcasts += 1
-        guard !sinks.isEmpty else { return }
+        guard streams.count > 0 else { return }
         let event = Self.event(view)
-        for sink in sinks.values { sink.send(event: event) }
+        for stream in streams.members.values { stream.send(event: event) }
     }
 
     /// `{"reachable":…,"state":{…}|null,"view":{…}}` for `/state`.
