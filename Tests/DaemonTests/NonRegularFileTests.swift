@@ -36,7 +36,9 @@ import Testing
         }
         #expect(elapsed < 1)
         #expect(throws: BoundedFileError.notRegular(.directory)) { try readRegularFile(scratch.path, maxBytes: 10) }
-        #expect(throws: BoundedFileError.notRegular(.characterDevice)) { try readRegularFile("/dev/null", maxBytes: 10) }
+        #expect(throws: BoundedFileError.notRegular(.characterDevice)) {
+            try readRegularFile("/dev/null", maxBytes: 10)
+        }
         #expect(BoundedFileError.notRegular(.fifo).description == "is a FIFO, not a regular file")
         let file = try scratch.write("eleven", "eleven byte")
         #expect(try readRegularFile(file, maxBytes: 11) == Array("eleven byte".utf8))
@@ -77,7 +79,8 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "beacond-nonregular")
         let fifo = Self.fifo(in: scratch, "named")
         let parts = key.split(separator: ".")
-        let section = parts[0] == "mqtt" ? "  url: mqtts://127.0.0.1:8883\n  username: u\n" : "  url: https://127.0.0.1/\n"
+        let section =
+            parts[0] == "mqtt" ? "  url: mqtts://127.0.0.1:8883\n  username: u\n" : "  url: https://127.0.0.1/\n"
         let config = try scratch.write("beacond.yaml", "\(parts[0]):\n\(section)  \(parts[1]): \(fifo)\n")
         var thrown: ConfigurationError?
         let elapsed = Self.seconds {

@@ -21,7 +21,10 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "beacond-fifo", short: true)
         let config = Self.fifo(scratch, "beacond.yaml")
         let run = try MeasuredRun.beacond(
-            ["run", "--config", config, "--backend", "replay", "--replay", Self.example, "--socket", scratch.file("s")],
+            [
+                "run", "--config", config, "--backend", "replay", "--replay", Self.example, "--socket",
+                scratch.file("s"),
+            ],
             timeout: 20)
         print("fifo --config: exit \(run.status) in \(String(format: "%.3f", run.seconds)) s: \(run.stderr)")
         #expect(run.status == 78, "\(run.stderr)")
