@@ -10,13 +10,15 @@ import Glibc
 /// Issue 25, item 5: every file named from outside is opened by `RegularFile.open`, which never
 /// blocks and keeps only regular files.
 @Suite struct RegularFileTests {
-    /// Opens `fifo` for writing after `seconds` (which unblocks an `open(2)` stuck on its read side),
-    /// so a regression fails its expectation instead of hanging the test run.
+    /// Opens both sides of `fifo` after `seconds` (which unblocks an `open(2)` stuck on either), so a
+    /// regression fails its expectation instead of hanging the test run.
     static func unblock(_ fifo: String, after seconds: Double) -> Thread {
         let thread = Thread {
             usleep(useconds_t(seconds * 1_000_000))
-            let fd = open(fifo, O_WRONLY | O_NONBLOCK)
-            if fd >= 0 { close(fd) }
+            // A read side first (which unblocks an open for writing), then a write side.
+            let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            for fd in [reader, writer] where fd >= 0 { close(fd) }
         }
         thread.start()
         return thread

@@ -9,15 +9,17 @@ import Testing
 /// token, capture, timeline, state) goes through `RegularFile.open`; the few it writes are opened
 /// so that a FIFO in their place cannot block either.
 @Suite struct NonRegularFileTests {
-    /// A FIFO in a fresh directory, with a thread that opens its write side after `seconds`: an
-    /// `open(2)` blocked on the read side then returns, so a regression fails instead of hanging.
+    /// A FIFO in a fresh directory, with a thread that opens both its sides after `seconds`: an
+    /// `open(2)` blocked on either side then returns, so a regression fails instead of hanging.
     static func fifo(in scratch: TemporaryDirectory, _ name: String, unblockAfter seconds: Double = 3) -> String {
         let path = scratch.file(name)
         #expect(mkfifo(path, 0o600) == 0)
         Thread {
             usleep(useconds_t(seconds * 1_000_000))
-            let fd = open(path, O_WRONLY | O_NONBLOCK)
-            if fd >= 0 { close(fd) }
+            // A read side first (which unblocks an open for writing), then a write side.
+            let reader = open(path, O_RDONLY | O_NONBLOCK)
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            for fd in [reader, writer] where fd >= 0 { close(fd) }
         }.start()
         return path
     }
