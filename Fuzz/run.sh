@@ -164,7 +164,8 @@ build_core_target() {
     if stale "$OUT/bin/$name" "$source" Fuzz/Support/*.swift "${files[@]}" "${objects[@]}"; then
         echo "fuzz build: $name" >&2
         local dbus=() nio=()
-        for flag in $(pkg-config --cflags dbus-1); do dbus+=(-Xcc "$flag"); done
+        # BeacondCore's system libraries (Package.swift's systemLibrary targets): CBlueZ and CMosquitto.
+        for flag in $(pkg-config --cflags dbus-1 libmosquitto); do dbus+=(-Xcc "$flag"); done
         if [ "$3" = "*" ]; then
             all_flags
             nio=("${ALL_FLAGS[@]}")
@@ -172,9 +173,10 @@ build_core_target() {
             nio_flags
             nio=("${NIO_FLAGS[@]}")
         fi
-        "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ "${dbus[@]}" -package-name beacond \
+        "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ -I Sources/CMosquitto "${dbus[@]}" \
+            -package-name beacond \
             -module-name "Fuzz_${name//-/_}" Fuzz/Support/*.swift "${files[@]}" "$source" "${objects[@]}" \
-            "${nio[@]}" -ldbus-1 -lbluetooth -o "$OUT/bin/$name"
+            "${nio[@]}" -ldbus-1 -lbluetooth -lmosquitto -o "$OUT/bin/$name"
         rm -rf "$OUT/seeds/$name"
     fi
 }

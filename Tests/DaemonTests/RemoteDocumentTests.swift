@@ -244,7 +244,7 @@ import Testing
             _ = try RemoteTimeline(path: path)
             Issue.record("a FIFO was accepted as a remote timeline")
         } catch {
-            #expect("\(error)" == "\(path):0: not a regular file")
+            #expect("\(error)" == "\(path):0: is a FIFO, not a regular file")
         }
     }
 

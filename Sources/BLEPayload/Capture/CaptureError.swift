@@ -5,6 +5,8 @@ import Glibc
 public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: Hashable, Sendable {
         case cannotOpen(errno: Int32)
+        /// The path names a FIFO, a device, a directory: refused unread (`RegularFile`).
+        case notRegularFile(RegularFile.Kind)
         case readFailed(errno: Int32)
         case badMagic
         case unsupportedVersion(UInt32)
@@ -42,6 +44,7 @@ public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     public var reason: String {
         switch kind {
         case .cannotOpen(let code): "cannot open: \(errnoDescription(code))"
+        case .notRegularFile(let kind): RegularFile.OpenError.notRegular(kind).description
         case .readFailed(let code): "read failed: \(errnoDescription(code))"
         case .badMagic: "not a btsnoop, pcap or pcapng capture (bad magic)"
         case .unsupportedVersion(let version): "unsupported format version \(version)"

@@ -94,11 +94,20 @@ public final class CaptureReader {
     }
     var interfaces: [Interface] = []
 
-    /// Opens `path` and reads its file header.
+    /// Opens `path` and reads its file header. Only a regular file is read: a FIFO or a device is
+    /// refused at once (`RegularFile.open`); a pipe the caller opened is read with
+    /// `init(fileDescriptor:name:)`.
     public convenience init(path: String) throws(CaptureError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw CaptureError(file: path, recordIndex: -1, offset: 0, kind: .cannotOpen(errno: errno))
+        let fd: Int32
+        do {
+            fd = try RegularFile.open(path).descriptor
+        } catch {
+            let kind: CaptureError.Kind =
+                switch error {
+                case .open(let code), .stat(let code): .cannotOpen(errno: code)
+                case .notRegular(let what): .notRegularFile(what)
+                }
+            throw CaptureError(file: path, recordIndex: -1, offset: 0, kind: kind)
         }
         try self.init(input: .descriptor(fd, owned: true), name: path)
     }

@@ -163,16 +163,18 @@ package enum ConfigValueParser {
         return path
     }
 
+    /// Opens `path` as `RegularFile` does (non-blocking; a FIFO, a device or a directory is refused
+    /// unread) and closes it: the file a key names is then known to be one that can be read whole.
     static func checkReadable(_ path: String, value: RawConfigValue?) throws(ConfigValueProblem) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(errno))", at: value)
-        }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            throw ConfigValueProblem("\(quoted(path)) is a directory, not a file", at: value)
-        }
-        guard access(path, R_OK) == 0 else {
-            throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(errno))", at: value)
+        do throws(RegularFile.OpenError) {
+            try RegularFile.check(path)
+        } catch {
+            switch error {
+            case .open(let code), .stat(let code):
+                throw ConfigValueProblem("cannot read \(quoted(path)): \(errnoText(code))", at: value)
+            case .notRegular:
+                throw ConfigValueProblem("\(quoted(path)) \(error)", at: value)
+            }
         }
     }
 

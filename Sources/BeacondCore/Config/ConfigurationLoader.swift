@@ -89,29 +89,18 @@ extension DaemonConfiguration {
         return walker.configuration
     }
 
-    /// The file's bytes, checked for size and UTF-8.
+    /// The file's bytes, checked for size and UTF-8. Only a regular file is read (`RegularFile`):
+    /// a FIFO named by `--config`, or put in the config file's place before a SIGHUP, is refused at
+    /// once instead of blocking start-up or the reload in `open(2)`.
     private static func readFile(_ path: String) throws(ConfigurationError) -> [UInt8] {
-        func failure(_ reason: String) -> ConfigurationError {
-            ConfigurationError(ConfigurationProblem(file: path, key: nil, reason: reason))
+        let bytes: [UInt8]
+        do {
+            bytes = try readRegularFilePrefix(path, maxBytes: maxFileBytes)
+        } catch {
+            throw ConfigurationError(ConfigurationProblem(file: path, key: nil, reason: error.description))
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("cannot open: \(errnoText(errno))") }
-        defer { close(fd) }
-        var info = stat()
-        if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { throw failure("is a directory") }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure("cannot read: \(errnoText(errno))")
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
-            if bytes.count > maxFileBytes {
-                throw ConfigurationError(ConfigFileBytes.tooLarge(bytes, limit: maxFileBytes, file: path))
-            }
+        if bytes.count > maxFileBytes {
+            throw ConfigurationError(ConfigFileBytes.tooLarge(bytes, limit: maxFileBytes, file: path))
         }
         if let problem = ConfigFileBytes.invalidUTF8(bytes, file: path) { throw ConfigurationError(problem) }
         return bytes

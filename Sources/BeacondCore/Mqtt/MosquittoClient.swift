@@ -24,6 +24,8 @@ package final class MosquittoClient: @unchecked Sendable {
     private let handlers: Handlers
     private let wakeSignal: WakeSignal
     private var thread: PosixThread?
+    /// `options.caFile`'s bytes, which libmosquitto opens by path (`PrivateFileCopy`).
+    private var caCopy: PrivateFileCopy?
     /// Set once by `stop()`; read by the network thread.
     private let stopping = Atomic<Bool>(false)
     /// Set by the network thread as it ends.
@@ -104,8 +106,15 @@ package final class MosquittoClient: @unchecked Sendable {
             guard code == Self.ok else { throw SetupError(description: "mqtt: credentials: \(Self.text(code))") }
         }
         if options.url.isTLS {
-            let capath = options.caFile == nil ? "/etc/ssl/certs" : nil
-            let code = mosquitto_tls_set(handle, options.caFile, capath, nil, nil, nil)
+            if let caFile = options.caFile {
+                do throws(PrivateFileCopy.Failure) {
+                    caCopy = try PrivateFileCopy(of: caFile)
+                } catch {
+                    throw SetupError(description: "mqtt.ca_file \(error)")
+                }
+            }
+            let capath = caCopy == nil ? "/etc/ssl/certs" : nil
+            let code = mosquitto_tls_set(handle, caCopy?.path, capath, nil, nil, nil)
             guard code == Self.ok else {
                 throw SetupError(description: "mqtt: TLS setup (mqtt.ca_file): \(Self.text(code))")
             }

@@ -101,7 +101,7 @@ package final class MqttPublisher: @unchecked Sendable {
         do {
             bytes = try readRegularFile(path, maxBytes: 4096)
         } catch {
-            throw MosquittoClient.SetupError(description: "mqtt.password_file: \(error)")
+            throw MosquittoClient.SetupError(description: "mqtt.password_file \(path): \(error)")
         }
         let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }
         return String(decoding: line, as: UTF8.self)

@@ -75,8 +75,8 @@ enum RemoteFetcher {
             return try readRegularFile(path, maxBytes: cap)
         } catch .open(let code), .stat(let code), .read(let code) {
             throw fileFailure(path, code)
-        } catch .notRegular {
-            throw RemoteFailure(kind: .file, reason: "\(path) is not a regular file")
+        } catch .notRegular(let kind) {
+            throw RemoteFailure(kind: .file, reason: "\(path) \(BoundedFileError.notRegular(kind))")
         } catch .tooLarge {
             throw RemoteFailure.tooLarge()
         }

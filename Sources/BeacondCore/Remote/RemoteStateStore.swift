@@ -262,8 +262,8 @@ final class RemoteStateStore: Sendable {
             throw FormatError(reason: "cannot open \(path): \(errnoText(code))")
         } catch .stat(let code) {
             throw FormatError(reason: "cannot stat \(path): \(errnoText(code))")
-        } catch .notRegular {
-            throw FormatError(reason: "\(path) is not a regular file")
+        } catch .notRegular(let kind) {
+            throw FormatError(reason: "\(path) \(BoundedFileError.notRegular(kind))")
         } catch .tooLarge {
             throw FormatError(reason: "file over \(maxFileBytes) bytes")
         } catch .read(let code) {

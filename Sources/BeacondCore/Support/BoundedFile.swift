@@ -1,27 +1,61 @@
+import BLEPayload
 import Glibc
 
 /// Why a bounded file read failed.
-enum BoundedFileError: Error, Equatable {
+enum BoundedFileError: Error, Equatable, CustomStringConvertible {
     case open(Int32)
     case stat(Int32)
     /// A FIFO, a device such as `/dev/zero`, a directory: never read, so nothing can stall or flood.
-    case notRegular
+    case notRegular(RegularFile.Kind)
     case tooLarge
     case read(Int32)
+
+    init(_ error: RegularFile.OpenError) {
+        switch error {
+        case .open(let code): self = .open(code)
+        case .stat(let code): self = .stat(code)
+        case .notRegular(let kind): self = .notRegular(kind)
+        }
+    }
+
+    /// What went wrong, to follow the path: "is a FIFO, not a regular file".
+    var description: String {
+        switch self {
+        case .open(let code): RegularFile.OpenError.open(errno: code).description
+        case .stat(let code): RegularFile.OpenError.stat(errno: code).description
+        case .notRegular(let kind): RegularFile.OpenError.notRegular(kind).description
+        case .tooLarge: "is too large"
+        case .read(let code): "cannot read: \(errnoText(code))"
+        }
+    }
 }
 
 /// Reads a regular file of at most `maxBytes` bytes, whatever it does meanwhile (grows, shrinks).
 /// The buffer starts at the file's size, so a large cap costs nothing for a small file.
 func readRegularFile(_ path: String, maxBytes: Int) throws(BoundedFileError) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    guard fd >= 0 else { throw .open(errno) }
+    let bytes = try readRegularFilePrefix(path, maxBytes: maxBytes, refuseLarger: true)
+    // The file grew between fstat and read.
+    guard bytes.count <= maxBytes else { throw .tooLarge }
+    return bytes
+}
+
+/// The first bytes of a regular file: all of it, or `maxBytes + 1` bytes when it is larger (the
+/// one byte over says so, and where), for a caller that names the place the limit was passed.
+/// `refuseLarger`: throw `.tooLarge` without reading when `fstat` already says it is too large.
+func readRegularFilePrefix(_ path: String, maxBytes: Int, refuseLarger: Bool = false) throws(BoundedFileError)
+    -> [UInt8]
+{
+    let opened: (descriptor: Int32, size: Int64)
+    do {
+        opened = try RegularFile.open(path)
+    } catch {
+        throw BoundedFileError(error)
+    }
+    let fd = opened.descriptor
     defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { throw .stat(errno) }
-    guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notRegular }
-    guard info.st_size <= maxBytes else { throw .tooLarge }
+    if refuseLarger && opened.size > maxBytes { throw .tooLarge }
     // One byte past the size seen, so a file that grew is noticed; grown up to `maxBytes + 1`.
-    var buffer = [UInt8](repeating: 0, count: Int(max(0, info.st_size)) + 1)
+    var buffer = [UInt8](repeating: 0, count: Int(min(max(0, opened.size), Int64(maxBytes))) + 1)
     var filled = 0
     while true {
         if filled == buffer.count {
@@ -39,7 +73,5 @@ func readRegularFile(_ path: String, maxBytes: Int) throws(BoundedFileError) -> 
         if count == 0 { break }
         filled += count
     }
-    // The file grew between fstat and read.
-    guard filled <= maxBytes else { throw .tooLarge }
     return Array(buffer[..<filled])
 }

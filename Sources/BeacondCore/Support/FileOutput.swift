@@ -17,7 +17,9 @@ package enum FileOutput {
     /// A crash leaves either the old file or the new one, never a torn one.
     package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
         let temporary = path + ".tmp.\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        // A new file, always: whatever was left at the temporary path (a FIFO would block open(2)) goes.
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileWriteError(path: temporary, operation: "create", code: errno) }
         let failure: Int32?
         do {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BLEPayload
 import BeacondCore
 import Foundation
 
@@ -64,6 +65,16 @@ struct VenueCommand: ParsableCommand {
         if passwordFile != nil, username == nil { throw ValidationError("--password-file needs --username") }
         if caFile != nil, !mqttURL.lowercased().hasPrefix("mqtts://") {
             throw ValidationError("--ca-file is for mqtts:// URLs")
+        }
+        // Checked as the daemon checks mqtt.ca_file and mqtt.password_file: a FIFO or a device is a bad
+        // value (64), refused before anything opens it.
+        for (flag, path) in [("--ca-file", caFile), ("--password-file", passwordFile)] {
+            guard let path else { continue }
+            do throws(RegularFile.OpenError) {
+                try RegularFile.check(path)
+            } catch {
+                throw ValidationError("\(flag) \(path): \(error)")
+            }
         }
     }
 

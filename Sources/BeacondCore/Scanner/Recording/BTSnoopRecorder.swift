@@ -9,8 +9,13 @@ struct BTSnoopRecorderError: Error, Hashable, Sendable, CustomStringConvertible 
     var path: String
     var operation: String
     var errno: Int32
+    /// What the path names when it is not a regular file (then `errno` is 0).
+    var notRegular: RegularFile.Kind? = nil
 
-    var description: String { "cannot record to \(path): \(operation): \(errnoText(errno))" }
+    var description: String {
+        if let notRegular { return "cannot record to \(path): it is \(notRegular), not a regular file" }
+        return "cannot record to \(path): \(operation): \(errnoText(errno))"
+    }
 }
 
 /// Records the HCI packets a scanner sends and receives to a btsnoop file (version 1,
@@ -122,8 +127,24 @@ package final class BTSnoopRecorder: @unchecked Sendable {
     // MARK: Files
 
     private func openFresh() throws(BTSnoopRecorderError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw BTSnoopRecorderError(path: path, operation: "open", errno: errno) }
+        // Non-blocking: a FIFO in the recording's place fails at once (ENXIO, no reader) or is refused
+        // below, instead of blocking start-up in open(2) or the scanner's thread in write(2).
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o640)
+        var info = stat()
+        guard fd >= 0 else {
+            let code = errno
+            // A FIFO without a reader fails with ENXIO: say what the path is rather than that.
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+                throw BTSnoopRecorderError(
+                    path: path, operation: "open", errno: 0, notRegular: RegularFile.Kind(mode: info.st_mode))
+            }
+            throw BTSnoopRecorderError(path: path, operation: "open", errno: code)
+        }
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            let kind = RegularFile.Kind(mode: info.st_mode)
+            _ = Glibc.close(fd)
+            throw BTSnoopRecorderError(path: path, operation: "open", errno: 0, notRegular: kind)
+        }
         descriptor = fd
         written = 0
         if let code = writeAll(header) {
