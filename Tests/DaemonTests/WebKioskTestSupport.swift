@@ -78,25 +78,10 @@ final class HTTPTestConnection {
 
     /// `receiveBuffer`: SO_RCVBUF set before connecting (a small one makes a slow reader).
     init(port: Int, receiveBuffer: Int? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPTestError(description: "socket: errno \(errno)") }
-        if var size = receiveBuffer.map(CInt.init) {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+        guard let fd = TCPTestClient.connect(port: port, receiveBuffer: receiveBuffer) else {
+            throw HTTPTestError(description: "connect to port \(port): errno \(errno)")
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw HTTPTestError(description: "connect to port \(port): errno \(code)")
-        }
+        self.fd = fd
     }
 
     func close() { Glibc.close(fd) }
