@@ -42,15 +42,16 @@ circuit-state|Pure/CircuitStateEngine.swift|CircuitState|4096
 # and the pure modules; what those files import from NIO (or, for config-yaml, which compiles all
 # of BeacondCore: everything) is linked from the debug build, never rebuilt with sanitizers.
 # name | source | BeacondCore files (under Sources/BeacondCore; *: all) | -max_len
-REMOTE_FILES="Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Remote/VenueStateFields.swift
-    Remote/RemoteStateDocument.swift Output/TerminalText.swift"
+# The strict JSON parser and its decoder: race control's documents and the socket's request lines.
+JSON_FILES="Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Output/TerminalText.swift"
+REMOTE_FILES="$JSON_FILES Remote/VenueStateFields.swift Remote/RemoteStateDocument.swift"
 DBUS_FILES="Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift
     Scanner/BlueZ/BlueZDeviceTracker.swift"
 REMOTE_FILES=$(echo $REMOTE_FILES)
 DBUS_FILES=$(echo $DBUS_FILES)
 CORE_TARGETS="
 remote-state|Core/FuzzRemoteState.swift|$REMOTE_FILES|65536
-socket-requests|Core/FuzzSocketRequests.swift|Publisher/LineFrameDecoder.swift Protocol/ClientRequest.swift|8192
+socket-requests|Core/FuzzSocketRequests.swift|Publisher/LineFrameDecoder.swift Protocol/ClientRequest.swift $JSON_FILES|8192
 config-yaml|Core/FuzzConfigYAML.swift|*|16384
 dbus-values|Core/FuzzDBusValues.swift|$DBUS_FILES|8192
 "
@@ -78,6 +79,7 @@ stale() {
     [ -n "$(find "$@" -newer "$target" -print -quit 2>/dev/null)" ]
 }
 
+# -package-name: as SwiftPM builds them, so `package` declarations reach across the modules.
 SAN=(-sanitize=fuzzer,address -O -parse-as-library -enable-testing -use-ld=lld)
 
 build_pure_modules() {
@@ -85,7 +87,7 @@ build_pure_modules() {
     local ble=(Sources/BLEPayload/*.swift Sources/BLEPayload/Capture/*.swift)
     if stale "$OUT/obj/BLEPayload.o" "${ble[@]}"; then
         echo "fuzz build: BLEPayload" >&2
-        "$SWIFTC" "${SAN[@]}" -wmo -module-name BLEPayload \
+        "$SWIFTC" "${SAN[@]}" -wmo -module-name BLEPayload -package-name beacond \
             -emit-module -emit-module-path "$OUT/modules/BLEPayload.swiftmodule" \
             -c "${ble[@]}" -o "$OUT/obj/BLEPayload.o"
         touch "$OUT/obj/BLEPayload.o"  # swiftc keeps the old file (and time) when the output is unchanged
@@ -93,7 +95,7 @@ build_pure_modules() {
     local circuit=(Sources/CircuitState/*.swift)
     if stale "$OUT/obj/CircuitState.o" "${circuit[@]}" "$OUT/obj/BLEPayload.o"; then
         echo "fuzz build: CircuitState" >&2
-        "$SWIFTC" "${SAN[@]}" -wmo -module-name CircuitState -I "$OUT/modules" \
+        "$SWIFTC" "${SAN[@]}" -wmo -module-name CircuitState -package-name beacond -I "$OUT/modules" \
             -emit-module -emit-module-path "$OUT/modules/CircuitState.swiftmodule" \
             -c "${circuit[@]}" -o "$OUT/obj/CircuitState.o"
         touch "$OUT/obj/CircuitState.o"
