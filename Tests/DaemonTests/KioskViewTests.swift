@@ -138,10 +138,24 @@ import Testing
         terminal.restore()
         tcgetattr(slave, &settings)
         #expect(settings.c_lflag & tcflag_t(ECHO) != 0)
+        let expected = "\u{1B}[?1049h\u{1B}[?25l\u{1B}[?7l\u{1B}[Hframe\u{1B}[0m\u{1B}[?7h\u{1B}[?25h\u{1B}[?1049l"
+        let written = String(decoding: readPseudoTerminal(master, atLeast: expected.utf8.count), as: UTF8.self)
+        #expect(written == expected)
+    }
+
+    /// The line discipline may hand the master the slave's writes in pieces (CI once read only
+    /// the first write), so this reads until `atLeast` bytes came or nothing more arrives in 2 s.
+    private func readPseudoTerminal(_ master: Int32, atLeast wanted: Int) -> [UInt8] {
+        var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        let count = read(master, &buffer, buffer.count)
-        let written = String(decoding: buffer[0..<max(0, count)], as: UTF8.self)
-        #expect(written == "\u{1B}[?1049h\u{1B}[?25l\u{1B}[?7l\u{1B}[Hframe\u{1B}[0m\u{1B}[?7h\u{1B}[?25h\u{1B}[?1049l")
+        while received.count < wanted {
+            var ready = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 2_000) == 1 else { break }
+            let count = read(master, &buffer, buffer.count)
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        return received
     }
 
     @Test func withoutATerminalTheSizeIsEightyByTwentyFourAndNoColoursMeansNoReset() throws {
