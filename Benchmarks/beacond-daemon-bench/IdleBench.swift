@@ -47,7 +47,7 @@ enum IdleBench {
             environment[key] = nil
         }
         process.environment = environment
-        FileManager.default.createFile(atPath: log, contents: nil)
+        try Data().write(to: URL(fileURLWithPath: log))
         let logHandle = FileHandle(forWritingAtPath: log)
         process.standardOutput = logHandle
         process.standardError = logHandle

@@ -55,7 +55,7 @@ package final class MosquittoBroker: @unchecked Sendable {
             config += "allow_anonymous true\n"
         } else {
             let passwords = directory + "/passwords"
-            FileManager.default.createFile(atPath: passwords, contents: Data())
+            try Data().write(to: URL(fileURLWithPath: passwords))
             for (user, password) in users.sorted(by: { $0.key < $1.key }) {
                 try RemoteTestTools.run(Self.passwd, ["-b", passwords, user, password])
             }

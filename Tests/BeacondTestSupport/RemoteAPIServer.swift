@@ -158,7 +158,7 @@ extension RemoteTestTools {
         let cert = base + ".pem"
         let database = base + "-ca"
         try FileManager.default.createDirectory(atPath: database, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: database + "/index.txt", contents: Data())
+        try Data().write(to: URL(fileURLWithPath: database + "/index.txt"))
         try Data("01\n".utf8).write(to: URL(fileURLWithPath: database + "/serial"))
         let config = """
             [ca]

@@ -27,9 +27,10 @@ import Testing
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: logger)
         let publisher = TrackStatePublisher(hub: hub)
+        let handed = HandedToLoop(body: body)
         try loop.submit {
             hub.start(checkClockEvery: nil)
-            try body(hub, publisher, clock, store)
+            try handed.body(hub, publisher, clock, store)
             hub.stop()
         }.wait()
     }

@@ -10,14 +10,21 @@ import Testing
 
 @testable import BeacondCore
 
-/// An engine clock the test moves by hand; timers never fire by themselves.
-final class ManualClock: EngineClock {
+/// An engine clock the test moves by hand; timers never fire by themselves. Unchecked: a test moves
+/// it only from code it runs on the hub's loop (`withHub`), or while the loop waits.
+final class ManualClock: EngineClock, @unchecked Sendable {
     var time: Int64
 
     init(_ time: Int64) { self.time = time }
 
     func now() -> Int64 { time }
     func realDelay(until time: Int64) -> TimeAmount? { .hours(1) }
+}
+
+/// A test body handed to the hub's loop while the test's thread waits for it to finish
+/// (`loop.submit { }.wait()`), so only one thread ever runs it.
+struct HandedToLoop<Body>: @unchecked Sendable {
+    let body: Body
 }
 
 /// Collects what the publisher delivers.
@@ -50,9 +57,10 @@ final class RecordingSubscriber: TrackStateSubscriber {
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
         let publisher = TrackStatePublisher(hub: hub)
+        let handed = HandedToLoop(body: body)
         try loop.submit {
             hub.start(checkClockEvery: nil)
-            try body(hub, publisher, clock)
+            try handed.body(hub, publisher, clock)
             hub.stop()
         }.wait()
     }

@@ -60,8 +60,8 @@ import Testing
     }
 
     /// A rename of the zone shown publishes (new seq); a rename of another zone does not.
-    @Test func aRenameOfTheShownZoneIsANewPublication() throws {
-        try withHub { hub, subscriber, _ in
+    @Test func aRenameOfTheShownZoneIsANewPublication() {
+        withHub { hub, subscriber, _ in
             hub.ingest(
                 .circuit(zone: 3, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 1), rssi: -60,
                 txPower: nil)

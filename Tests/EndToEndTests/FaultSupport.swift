@@ -13,7 +13,7 @@ enum FaultProbe {
         let path = BeacondProcess.temporaryFile("empty.btsnoop")
         var header = Array("btsnoop\0".utf8)
         header += [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
-        FileManager.default.createFile(atPath: path, contents: Data(header))
+        try? Data(header).write(to: URL(fileURLWithPath: path))
         return path
     }()
 

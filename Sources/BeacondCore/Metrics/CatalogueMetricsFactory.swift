@@ -18,30 +18,34 @@ struct CatalogueMetricsFactory: MetricsFactory {
         help = Dictionary(MetricCatalogue.all.map { ($0.name, $0.help) }, uniquingKeysWith: { first, _ in first })
     }
 
-    private func help(_ label: String) -> String { help[label] ?? "" }
+    /// The metric named `label` as it is, with its catalogue help. swift-prometheus traps on an empty
+    /// name; every label comes from `MetricCatalogue`, but a misnamed one must not stop the daemon.
+    private func descriptor(_ label: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: label.isEmpty ? "beacond_unnamed" : label, unitName: "", helpText: help[label] ?? "")
+    }
 
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-        registry.makeCounter(name: label, labels: dimensions, help: help(label))
+        registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
     }
 
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
-        registry.makeCounter(name: label, labels: dimensions, help: help(label))
+        registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
     }
 
     func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-        registry.makeGauge(name: label, labels: dimensions, help: help(label))
+        registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
     }
 
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        guard aggregate else { return registry.makeGauge(name: label, labels: dimensions, help: help(label)) }
+        guard aggregate else { return registry.makeGauge(descriptor: descriptor(label), labels: dimensions) }
         return registry.makeValueHistogram(
-            name: label, labels: dimensions, buckets: MetricCatalogue.latencyBuckets.map(Self.seconds),
-            help: help(label))
+            descriptor: descriptor(label), labels: dimensions, buckets: MetricCatalogue.latencyBuckets.map(Self.seconds))
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         registry.makeDurationHistogram(
-            name: label, labels: dimensions, buckets: MetricCatalogue.latencyBuckets, help: help(label))
+            descriptor: descriptor(label), labels: dimensions, buckets: MetricCatalogue.latencyBuckets)
     }
 
     func destroyCounter(_ handler: any CounterHandler) {
