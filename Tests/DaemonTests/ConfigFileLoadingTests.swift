@@ -18,11 +18,21 @@ extension ConfigFileTests {
         #expect(problems.first?.reason.hasPrefix("invalid YAML: ") == true)
     }
 
-    @Test func duplicateKeyIsAnError() {
-        let problems = ConfigScratch().problems("fusion:\n  policy: safety\n  policy: most-severe\n")
+    /// Issue 26: the error points at the key to remove, the repeated one, and names the first.
+    @Test func duplicateKeyIsAnErrorAtTheRepeat() {
+        let problems = ConfigScratch().problems(
+            "fusion:\n  policy: safety\n  # the venue's choice\n\n  \"policy\" : most-severe\nscanner: {}\n")
         #expect(problems.count == 1)
-        #expect(problems.first?.reason == "duplicate key \"policy\" in one mapping")
-        #expect(problems.first?.line == 2)
+        #expect(problems.first?.reason == "duplicate key \"policy\" (first at line 2)")
+        #expect(problems.first?.line == 5)
+        #expect(problems.first?.column == 3)
+        // The same key in a mapping nested in between is not the repeat; a flow mapping names the first.
+        let nested = ConfigScratch().problems(
+            "fusion:\n  policy: safety\n  extra:\n    policy: safety\n  policy: safety\n")
+        #expect(nested.first?.line == 5)
+        let flow = ConfigScratch().problems("fusion: {policy: safety, policy: safety}\n")
+        #expect(flow.first?.reason == "duplicate key \"policy\" in one mapping")
+        #expect(flow.first?.line == 1)
     }
 
     @Test func topLevelMustBeAMapping() {

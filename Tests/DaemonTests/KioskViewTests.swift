@@ -22,6 +22,21 @@ import Testing
         }
     }
 
+    /// Issue 26: NO SIGNAL says in words why no beacon is heard ("Scanner none" was jargon).
+    @Test(arguments: [
+        (ScannerStatus(backend: "hci", state: .up), nil),
+        (ScannerStatus(backend: "hci", state: .down), "Bluetooth scanner down: no beacon can be heard"),
+        (ScannerStatus(backend: "replay", state: .none), "Replay finished: the capture has no more beacons"),
+        (ScannerStatus(backend: "bluez", state: .none), "No Bluetooth scanner running"),
+    ])
+    func noSignalSaysWhyNoBeaconIsHeard(scanner: ScannerStatus, line: String?) {
+        var state = KioskSamples.state(mode: "unknown")
+        state.scanner = scanner
+        let view = KioskView(link: .connected(state), now: KioskSamples.now)
+        #expect(view.details == ["No track beacon or race control state"] + (line.map { [$0] } ?? []))
+        #expect(!view.details.joined().contains("none"))
+    }
+
     @Test func aStaleRemoteStateSaysStaleWithItsAgeGrowing() {
         let state = KioskSamples.state(
             mode: "red_flag", source: "remote", zone: nil,

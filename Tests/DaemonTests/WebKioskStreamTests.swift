@@ -59,7 +59,7 @@ import Testing
     }
 
     /// State message → SSE event, over 40 changes (the scanner going up and down: the NO SIGNAL
-    /// view says "Scanner down" or not); the figures are printed for the README.
+    /// view says "Bluetooth scanner down" or not); the figures are printed for docs/kiosk-web.md.
     @Test func stateChangesReachTheStreamPromptly() throws {
         let daemon = try SocketHarness()
         defer { daemon.close() }
@@ -77,7 +77,7 @@ import Testing
             }
             let changed = MonotonicClock.micros()
             _ = try stream.readEvent(timeout: 2) { event in
-                let down = (event["details"] as? [String])?.contains { $0.hasPrefix("Scanner ") } ?? false
+                let down = (event["details"] as? [String])?.contains { $0.hasPrefix("Bluetooth scanner down") } ?? false
                 return down != up
             }
             latencies.append(MonotonicClock.micros() - changed)

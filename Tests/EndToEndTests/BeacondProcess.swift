@@ -35,11 +35,15 @@ struct BeacondProcess {
         try run(executable, arguments)
     }
 
-    /// Runs `tool` with `arguments` to its end, collecting its output and status.
-    static func run(_ tool: URL, _ arguments: [String]) throws -> Result {
+    /// Runs `tool` with `arguments` to its end, collecting its output and status; `environment`
+    /// is added to the test's own.
+    static func run(_ tool: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = tool
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

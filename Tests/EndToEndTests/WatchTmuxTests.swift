@@ -143,7 +143,7 @@ import Testing
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.contains("replay \(Self.capture) at max speed") == true)
         // Played to its end: the scanner is gone, the last records are 0 to 1 s old.
-        #expect(lines.contains { $0.contains("scanner replay none") })
+        #expect(lines.contains { $0.contains("scanner replay finished") })
         #expect(Self.keys(lines) == ["zone 2", "zone 3", "zone 1"])
         #expect(lines.contains { $0.hasPrefix("4A:11:22:33:44:55  random") })
     }

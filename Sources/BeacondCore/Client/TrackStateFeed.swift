@@ -67,14 +67,34 @@ package final class TrackStateFeed: Sendable {
         }
     }
 
+    /// The daemon's state once, as the feed's first event would be (`kiosk --once`): `.connected`
+    /// with the state it greets with, or `.lost` with why, in words.
+    package static func snapshot(path: String, timeout: Double = 5) -> Event {
+        do throws(TrackStateClient.ClientError) {
+            let client = try TrackStateClient(path: path, timeout: timeout)
+            defer { client.close() }
+            return .connected(try greeting(of: client, timeout: timeout))
+        } catch {
+            return .lost(reason: describe(error))
+        }
+    }
+
+    /// Reads the greeting, hello then the state, and returns the state.
+    private static func greeting(of client: TrackStateClient, timeout: Double) throws(TrackStateClient.ClientError)
+        -> StateMessage
+    {
+        guard case .hello = try client.readServerMessage(timeout: timeout),
+            case .state(let greeting) = try client.readServerMessage(timeout: timeout)
+        else { throw .unreadable(path: client.path, type: "hello", reason: "the greeting is not hello and state") }
+        return greeting
+    }
+
     /// One connection, from connect to loss. `connected` is called once the greeting was read.
     private func follow(connected: () -> Void) throws(TrackStateClient.ClientError) {
         let path = configuration.path
         let client = try TrackStateClient(path: path, timeout: configuration.replyTimeout)
         defer { client.close() }
-        guard case .hello = try client.readServerMessage(timeout: configuration.replyTimeout),
-            case .state(let greeting) = try client.readServerMessage(timeout: configuration.replyTimeout)
-        else { throw .unreadable(path: path, type: "hello", reason: "the greeting is not hello and state") }
+        let greeting = try Self.greeting(of: client, timeout: configuration.replyTimeout)
         connected()
         onEvent(.connected(greeting))
         var heardAt = MonotonicClock.micros()

@@ -121,7 +121,12 @@ extension DaemonConfiguration {
             return problem(mark, "invalid YAML: \(reason)\(contextText(context))")
         case .duplicatedKeysInMapping(let duplicates, let context):
             let names = duplicates.map { ConfigValueParser.quoted($0) }.joined(separator: ", ")
-            return problem(context.mark, "duplicate key \(names) in one mapping")
+            // Yams marks the first occurrence; the one to fix is the later one.
+            guard duplicates.count == 1, let again = YAMLDuplicateKey.repeated(duplicates[0], first: context.mark, in: text)
+            else { return problem(context.mark, "duplicate key \(names) in one mapping") }
+            return ConfigurationProblem(
+                file: file, key: nil, line: again.line, column: again.column,
+                reason: "duplicate key \(names) (first at line \(context.mark.line))")
         case .reader(let reason, let offset, _, _):
             var line: Int?
             if let offset {

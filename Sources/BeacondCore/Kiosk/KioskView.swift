@@ -125,8 +125,18 @@ package struct KioskView: Hashable, Sendable {
     private static func noSignalDetails(_ state: StateMessage, now: Int64) -> [String] {
         var lines = ["No track beacon or race control state"]
         lines += remoteLines(state, now: now)
-        if state.scanner.state != .up { lines.append("Scanner \(state.scanner.state.rawValue)") }
+        if let scanner = scannerLine(state.scanner) { lines.append(scanner) }
         return lines
+    }
+
+    /// Why no beacon can be heard, in words; nil while the scanner is up.
+    static func scannerLine(_ scanner: ScannerStatus) -> String? {
+        switch scanner.state {
+        case .up: nil
+        case .down: "Bluetooth scanner down: no beacon can be heard"
+        case .none where scanner.backend == "replay": "Replay finished: the capture has no more beacons"
+        case .none: "No Bluetooth scanner running"
+        }
     }
 
     /// Race control's message, and its freshness when it is not fresh.

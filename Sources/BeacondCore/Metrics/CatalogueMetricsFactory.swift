@@ -40,7 +40,8 @@ struct CatalogueMetricsFactory: MetricsFactory {
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         guard aggregate else { return registry.makeGauge(descriptor: descriptor(label), labels: dimensions) }
         return registry.makeValueHistogram(
-            descriptor: descriptor(label), labels: dimensions, buckets: MetricCatalogue.latencyBuckets.map(Self.seconds))
+            descriptor: descriptor(label), labels: dimensions, buckets: MetricCatalogue.latencyBuckets.map(Self.seconds)
+        )
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {

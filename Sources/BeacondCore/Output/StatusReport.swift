@@ -25,7 +25,7 @@ package enum StatusReport {
         if let error = status.remote?.lastError {
             out += line("", "last error: " + TerminalText.escaped(error))
         }
-        var health = TerminalText.escaped(status.scanner.backend) + " " + status.scanner.state.rawValue
+        var health = TerminalText.escaped(status.scanner.backend) + " " + status.scanner.stateInWords
         if let hci = status.hci, let mode = hci.mode {
             health += " (\(TerminalText.escaped(mode)) scanning, \(hci.reports) reports, \(hci.restarts) restarts)"
         }

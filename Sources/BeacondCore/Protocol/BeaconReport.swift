@@ -215,6 +215,16 @@ package struct ScannerStatus: Hashable, Sendable, Decodable {
         self.detail = detail
     }
 
+    /// The state for people (`status`, `watch`): "up", "down", and for no scanner "finished"
+    /// after a replay, "off" otherwise. The protocol keeps `none`.
+    package var stateInWords: String {
+        switch state {
+        case .up: "up"
+        case .down: "down"
+        case .none: backend == "replay" ? "finished" : "off"
+        }
+    }
+
     func render(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("backend"); writer.string(backend)

@@ -96,7 +96,7 @@ package enum WatchScreen {
         switch status.scanner.state {
         case .up: health.append("up")
         case .down: health.append("DOWN", .alert)
-        case .none: health.append("none")
+        case .none: health.append(status.scanner.stateInWords)
         }
         if let detail = status.scanner.detail, status.scanner.state != .up {
             health.append(" (" + WatchLine.safe(detail) + ")")

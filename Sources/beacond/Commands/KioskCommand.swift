@@ -20,7 +20,11 @@ struct KioskCommand: AsyncParsableCommand {
             and SIGHUP restore the terminal and exit 0. Colours follow the terminal: 24-bit with \
             COLORTERM=truecolor, the 256-colour palette with a TERM containing 256color, else the \
             8 basic colours (a Linux console, where amber and yellow look alike and the letters \
-            tell them apart). NO_COLOR or TERM=dumb draw text only. See docs/kiosk.md.
+            tell them apart). NO_COLOR or TERM=dumb draw text only.
+
+            --once prints one frame of the state now as plain text and exits: at the terminal's \
+            size, else COLUMNS x LINES from the environment, else 80x24. It exits 1 (after \
+            printing the NO SIGNAL frame) when no daemon answers. See \(DocumentationPath.named("kiosk.md")).
             """
     )
 
@@ -29,6 +33,9 @@ struct KioskCommand: AsyncParsableCommand {
 
     @Flag(help: "Do not flash the evacuation flag (it stays red).")
     var steady = false
+
+    @Flag(help: "Print one frame of the state now as plain text, and exit (1 when no daemon answers).")
+    var once = false
 
     @Option(
         help: ArgumentHelp(
@@ -44,6 +51,13 @@ struct KioskCommand: AsyncParsableCommand {
     func run() async throws {
         if web.web != nil {
             try await web.runWebKiosk(socket: socket, steady: steady)
+            return
+        }
+        if once {
+            let size = TerminalKiosk.snapshotSize(output: STDOUT_FILENO, environment: ProcessInfo.processInfo.environment)
+            let frame = TerminalKiosk.snapshot(socket: socket, columns: size.columns, rows: size.rows)
+            FileHandle.standardOutput.write(Data(frame.rows.map { $0 + "\n" }.joined().utf8))
+            if !frame.answered { throw ExitCode(1) }
             return
         }
         let capabilities = TerminalCapabilities.detect(environment: ProcessInfo.processInfo.environment, choice: colors)

@@ -26,7 +26,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print every advertising report, not only GeoRacing signals.")
     var all = false
 
-    @Flag(help: "Print one JSON object per line (see docs/replay-json.md).")
+    @Flag(help: "Print one JSON object per line (see \(DocumentationPath.named("replay-json.md"))).")
     var json = false
 
     @Option(

@@ -8,8 +8,9 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Run the daemon: scan beacons, poll race control, publish the track mode on a Unix socket.",
         discussion: """
             Settings come from the config file (--config, default /etc/beacond/beacond.yaml when it \
-            exists; see docs/configuration.md); each flag overrides its key. SIGTERM or SIGINT shut \
-            down gracefully; SIGHUP reloads the config file (fusion and remote settings, log level). \
+            exists; see CONFIGURATION in man beacond, and \(DocumentationPath.named("configuration.md"))); \
+            each flag overrides its key. SIGTERM or SIGINT shut down gracefully; SIGHUP reloads the \
+            config file (fusion and remote settings, log level). \
             The default backend is hci: a kiosk with no config never shows demo data. For demos and \
             tests, --backend replay --replay CAPTURE feeds a capture through the live pipeline on a \
             virtual clock (--speed X or max, --loop).

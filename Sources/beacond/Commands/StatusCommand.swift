@@ -15,7 +15,8 @@ struct StatusCommand: ParsableCommand {
             the answer: the track mode, source and zone, remote and scanner health, MQTT health, the \
             configuration file in force (path, SHA-256, reloads), the active overrides and the recently \
             heard beacons. With --json, prints the status object as the \
-            daemon sent it (one line; see docs/protocol.md). Exits 1 when no daemon answers.
+            daemon sent it (one line; see \(DocumentationPath.named("protocol.md"))). Exits 1 when no \
+            daemon answers.
             """
     )
 

@@ -12,7 +12,8 @@ struct VenueCommand: ParsableCommand {
         commandName: "venue",
         abstract: "Show every node's state from the MQTT broker: race control's and staff's view of the venue.",
         discussion: """
-            Subscribes to PREFIX/+/state and PREFIX/+/status (docs/mqtt.md) and shows one row per node: \
+            Subscribes to PREFIX/+/state and PREFIX/+/status \
+            (\(DocumentationPath.named("mqtt.md"))) and shows one row per node: \
             mode, source, zone, age and online. A node is flagged (!) when it is offline, its state was \
             not sent again within 45 s (nodes republish every 30 s), its state was refused (its node is \
             not the topic's, or seq or ts went back within its run), is unreadable, oversize or missing, \

@@ -97,6 +97,32 @@ package enum TerminalKiosk {
         }
     }
 
+    /// `kiosk --once`: one frame of the daemon's state now, as plain text rows (no escape
+    /// sequence), and whether the daemon answered (a NO SIGNAL frame when it did not).
+    package static func snapshot(socket: String, columns: Int, rows: Int) -> (rows: [String], answered: Bool) {
+        let now = MonotonicClock.wallMicros()
+        var link = KioskView.Link.unreachable(since: now, reason: "")
+        let event = TrackStateFeed.snapshot(path: socket)
+        link.apply(event, now: now)
+        let view = KioskView(link: link, now: now)
+        let lines = KioskFrame.lines(view, columns: columns, rows: rows).map { line in
+            String(line.reversed().drop { $0 == " " }.reversed())
+        }
+        if case .connected = link { return (lines, true) }
+        return (lines, false)
+    }
+
+    /// The size of a `--once` frame: the terminal's, else `COLUMNS` × `LINES` when both are
+    /// whole numbers from 1 to 10,000 (a script's choice), else 80 × 24.
+    package static func snapshotSize(output: Int32, environment: [String: String]) -> (columns: Int, rows: Int) {
+        if isatty(output) == 1 { return KioskTerminal(output: output).size() }
+        let fromEnvironment = [environment["COLUMNS"], environment["LINES"]].map { text in
+            text.flatMap { Int($0) }.flatMap { (1...10_000).contains($0) ? $0 : nil }
+        }
+        if let columns = fromEnvironment[0], let rows = fromEnvironment[1] { return (columns, rows) }
+        return KioskTerminal.fallbackSize
+    }
+
     enum Wake: Sendable {
         case link, tick
         case signal(Int32)
