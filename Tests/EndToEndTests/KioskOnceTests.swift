@@ -12,9 +12,10 @@ import Testing
         var frame = BeacondProcess.Result(status: -1, stdout: "", stderr: "")
         // The daemon publishes the evacuation once the replay's first record is read.
         _ = blockingWaitUntil(within: 10) {
-            frame = (try? BeacondProcess.run(
-                BeacondProcess.executable, ["kiosk", "--once", "--socket", daemon.socket],
-                environment: ["COLUMNS": "60", "LINES": "14"])) ?? frame
+            frame =
+                (try? BeacondProcess.run(
+                    BeacondProcess.executable, ["kiosk", "--once", "--socket", daemon.socket],
+                    environment: ["COLUMNS": "60", "LINES": "14"])) ?? frame
             return frame.lines.last?.trimmingCharacters(in: .whitespaces) == "EVACUATE"
         }
         #expect(frame.status == 0, "\(frame.stderr)")
