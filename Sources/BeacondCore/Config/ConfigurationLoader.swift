@@ -122,7 +122,8 @@ extension DaemonConfiguration {
         case .duplicatedKeysInMapping(let duplicates, let context):
             let names = duplicates.map { ConfigValueParser.quoted($0) }.joined(separator: ", ")
             // Yams marks the first occurrence; the one to fix is the later one.
-            guard duplicates.count == 1, let again = YAMLDuplicateKey.repeated(duplicates[0], first: context.mark, in: text)
+            guard duplicates.count == 1,
+                let again = YAMLDuplicateKey.repeated(duplicates[0], first: context.mark, in: text)
             else { return problem(context.mark, "duplicate key \(names) in one mapping") }
             return ConfigurationProblem(
                 file: file, key: nil, line: again.line, column: again.column,

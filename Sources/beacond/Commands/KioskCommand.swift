@@ -54,7 +54,8 @@ struct KioskCommand: AsyncParsableCommand {
             return
         }
         if once {
-            let size = TerminalKiosk.snapshotSize(output: STDOUT_FILENO, environment: ProcessInfo.processInfo.environment)
+            let size = TerminalKiosk.snapshotSize(
+                output: STDOUT_FILENO, environment: ProcessInfo.processInfo.environment)
             let frame = TerminalKiosk.snapshot(socket: socket, columns: size.columns, rows: size.rows)
             FileHandle.standardOutput.write(Data(frame.rows.map { $0 + "\n" }.joined().utf8))
             if !frame.answered { throw ExitCode(1) }
