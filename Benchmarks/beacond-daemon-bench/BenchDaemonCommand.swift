@@ -44,7 +44,7 @@ struct BenchDaemonCommand: ParsableCommand {
 
     @Option(
         name: .customLong("fanout-previous-ms"),
-        help: "The fan-out p99 to halve (issue 15), ms: by default the README's figure before the issue.")
+        help: "The fan-out p99 to halve (issue 15), ms: by default the figure before the issue (docs/benchmarks.md).")
     var fanoutPreviousMillis: Double = SpeedGoal.previousFanOutP99Millis
 
     @Option(name: .customLong("hci-rate"), help: "Reports per second in the HCI path run.")

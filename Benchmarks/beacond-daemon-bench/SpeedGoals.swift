@@ -1,7 +1,7 @@
 import BenchmarkResults
 
 /// Issues 15's and 16's goals for the daemon, each a ratio to a reference: the kernel alone in the
-/// same run, the README's figure from before the issue, the budget, or the same run with MQTT off.
+/// same run, the figure docs/benchmarks.md had before the issue, the budget, or the same run with MQTT off.
 /// Printed with the goal, met or missed, and recorded under `goals.*` (the ratio, and `.met` 1 or 0).
 struct SpeedGoal {
     /// The key under `goals.` in the results.
@@ -12,7 +12,7 @@ struct SpeedGoal {
     /// The issue that set the goal.
     var issue = 15
 
-    /// The README's figures before issue 15 (its "## Benchmark" table).
+    /// The figures before issue 15 (docs/benchmarks.md, "Goals and current figures").
     static let previousFanOutP99Millis = 38.0
     static let previousHCICPUPercent = 15.6
     static let latencyOverKernelGoal = 1.3

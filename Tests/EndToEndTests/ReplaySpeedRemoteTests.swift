@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Issue 25, class 8: in a replay at ×20 (the engine on capture time), race control polled live is
-/// judged on the real clock, so the README's example is steady instead of flapping on every poll.
+/// judged on the real clock, so docs/commands.md's example is steady instead of flapping on every poll.
 @Suite struct ReplaySpeedRemoteTests {
     @Test func aLiveRemoteDuringAReplayAtTwentyTimesIsSteady() throws {
         let scratch = try TemporaryDirectory(prefix: "beacond-speed20")
