@@ -53,9 +53,17 @@ start() {
     "$beacond" example-capture "$capture" >/dev/null
     cp "$repo/examples/race-control.json" "$race_control"
     printf 'zones:\n  names:\n    1: "Main grandstand"\n    2: "Pit lane"\n    3: "Paddock"\n' >"$config"
-    setsid nohup "$beacond" run --config "$config" --backend replay --replay "$capture" --speed 4 --loop \
-        --remote-url "file://$race_control" --poll-interval 1 \
-        --socket "$socket" --state-dir "$out" >"$log" 2>&1 </dev/null &
+    # The daemon keeps no descriptor of its starter beyond 0-2, which it does not keep either: a
+    # parent that waits for its end of a pipe or socket to close (make, a test) is not held up.
+    (
+        for fd in /proc/self/fd/*; do
+            fd="${fd##*/}"
+            if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+        done
+        exec setsid nohup "$beacond" run --config "$config" --backend replay --replay "$capture" --speed 4 --loop \
+            --remote-url "file://$race_control" --poll-interval 1 \
+            --socket "$socket" --state-dir "$out" >"$log" 2>&1 </dev/null
+    ) &
     echo $! >"$pidfile"
     for _ in $(seq 100); do
         if "$beacond" status --socket "$socket" --timeout 1 >/dev/null 2>&1; then

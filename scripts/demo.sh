@@ -3,14 +3,15 @@
 # at 20x real time, shown as the kiosk shows it. The four flags first, each the moment the kiosk
 # shows it (`beacond kiosk --once`, polled), then the race as a timeline, then `beacond status`.
 # Usage: demo.sh BEACOND OUT_DIR. Uses its own socket, so a `make demo-live` daemon can keep running.
+# DEMO_SPEED (default 20) sets the replay's speed; the tests run it slower on a loaded machine.
 set -euo pipefail
-beacond="$1" out="$2"
+beacond="$1" out="$2" speed="${DEMO_SPEED:-20}"
 capture="$out/race-weekend.btsnoop" socket="$out/demo.sock" config="$out/demo.yaml"
 mkdir -p "$out"
 "$beacond" example-capture "$capture" >/dev/null
 printf 'zones:\n  names:\n    1: "Main grandstand"\n    2: "Pit lane"\n    3: "Paddock"\n' >"$config"
 
-"$beacond" run --config "$config" --backend replay --replay "$capture" --speed 20 \
+"$beacond" run --config "$config" --backend replay --replay "$capture" --speed "$speed" \
     --socket "$socket" --state-dir "$out" --log-level error &
 daemon=$!
 trap 'kill -TERM "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true' EXIT
@@ -33,7 +34,7 @@ show() {
     sed '/^ *$/d' <<<"$frame"
 }
 
-echo "== beacond demo: a race-weekend afternoon replayed at 20x, as a kiosk screen shows it (colours not shown)"
+echo "== beacond demo: a race-weekend afternoon replayed at ${speed}x, as a kiosk screen shows it (colours not shown)"
 show "SC" "1/4 SAFETY CAR: zone 2's beacon deploys the safety car; screens in range show SC on amber"
 show "RED FLAG" "2/4 RED FLAG: zone 3's beacon stops the session; the screen turns red"
 show "EVACUATE" "3/4 EVACUATE: zone 1 orders an evacuation; it flashes red and white and outranks every flag"

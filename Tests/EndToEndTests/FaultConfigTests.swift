@@ -57,12 +57,12 @@ import Testing
             reason: "is not valid UTF-8: byte 0xFF at offset 0"),
         Case(
             name: "duplicate key in a mapping",
-            bytes: { Array("fusion:\n  max_ttl: 30\n  policy: safety\n  max_ttl: 600\n".utf8) }, place: "2:3:",
-            reason: "duplicate key \"max_ttl\" in one mapping"),
+            bytes: { Array("fusion:\n  max_ttl: 30\n  policy: safety\n  max_ttl: 600\n".utf8) }, place: "4:3:",
+            reason: "duplicate key \"max_ttl\" (first at line 2)"),
         Case(
             name: "duplicate section",
             bytes: { Array("fusion:\n  max_ttl: 30\nscanner:\n  backend: replay\nfusion:\n  policy: safety\n".utf8) },
-            place: "1:1:", reason: "duplicate key \"fusion\" in one mapping"),
+            place: "5:1:", reason: "duplicate key \"fusion\" (first at line 1)"),
         Case(
             name: "duplicate key spelt with a tag",
             bytes: { Array("fusion:\n  max_ttl: 30\n  !custom max_ttl: 600\n".utf8) }, place: "3:3:",
