@@ -17,8 +17,6 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     private let connection: SmallHTTPConnection
     private let scrape: (any EventLoop) -> EventLoopFuture<[UInt8]>
     private var requests = SmallHTTPRequestGate(methods: [.GET])
-    /// A request waiting for the connection to be writable.
-    private var parked: HTTPRequestHead?
 
     init(connection: SmallHTTPConnection, scrape: @escaping (any EventLoop) -> EventLoopFuture<[UInt8]>) {
         self.connection = connection
@@ -26,24 +24,18 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch requests.read(unwrapInboundIn(data)) {
+        switch requests.read(unwrapInboundIn(data), writable: context.channel.isWritable) {
         case .wait: break
         case .refuse(let refusal): refuse(context, refusal)
+        case .parked: connection.touch()
         case .route(let head):
             connection.touch()
-            if context.channel.isWritable {
-                route(context, head)
-            } else {
-                parked = head
-            }
+            route(context, head)
         }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, let head = parked {
-            parked = nil
-            route(context, head)
-        }
+        if let head = requests.unpark(writable: context.channel.isWritable) { route(context, head) }
         context.fireChannelWritabilityChanged()
     }
 

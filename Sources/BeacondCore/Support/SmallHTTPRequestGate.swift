@@ -4,6 +4,9 @@ import NIOHTTP1
 /// metrics endpoint), after NIOHTTP1's decoder: a head is checked (`SmallHTTP.refusal`), a body is
 /// never read, and the end hands the whole request over to be routed. Once a refusal is handed out
 /// (or the handler closes it) the connection is closing, and whatever else arrives is ignored.
+/// A whole request that arrives while the connection is not writable (a client sending requests
+/// without reading the answers) is parked here until it is (`unpark`), so it is answered only
+/// once the answer can go out.
 struct SmallHTTPRequestGate {
     /// What the handler does after a request part.
     enum Step {
@@ -11,8 +14,10 @@ struct SmallHTTPRequestGate {
         case wait
         /// Answer at once with this, and close the connection.
         case refuse(SmallHTTP.Refusal)
-        /// A whole request to route.
+        /// A whole request to route now.
         case route(HTTPRequestHead)
+        /// A whole request, parked until the connection is writable (`unpark`).
+        case parked
     }
 
     /// The methods served; any other is refused with 405.
@@ -20,12 +25,14 @@ struct SmallHTTPRequestGate {
     /// A refusal was handed out or the handler closed the connection: the rest is ignored.
     private(set) var closing = false
     private var pending: HTTPRequestHead?
+    private var parked: HTTPRequestHead?
 
     init(methods: [HTTPMethod]) {
         self.methods = methods
     }
 
-    mutating func read(_ part: HTTPServerRequestPart) -> Step {
+    /// The step after `part`, on a connection that is `writable` now.
+    mutating func read(_ part: HTTPServerRequestPart, writable: Bool) -> Step {
         guard !closing else { return .wait }
         switch part {
         case .head(let head):
@@ -39,6 +46,10 @@ struct SmallHTTPRequestGate {
         case .end:
             if let head = pending {
                 pending = nil
+                guard writable else {
+                    parked = head
+                    return .parked
+                }
                 return .route(head)
             }
         }
@@ -54,9 +65,17 @@ struct SmallHTTPRequestGate {
         return SmallHTTP.Refusal(status: .badRequest, text: "bad request\n", extraHeaders: [])
     }
 
+    /// The parked request, once the connection is `writable`; nil otherwise or when none waits.
+    mutating func unpark(writable: Bool) -> HTTPRequestHead? {
+        guard writable, !closing, let head = parked else { return nil }
+        parked = nil
+        return head
+    }
+
     /// The connection is closing: what arrives from now on is ignored.
     mutating func close() {
         closing = true
         pending = nil
+        parked = nil
     }
 }

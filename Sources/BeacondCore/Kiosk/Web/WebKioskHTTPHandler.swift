@@ -20,8 +20,6 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
     private var requests = SmallHTTPRequestGate(methods: [.GET, .HEAD])
     private var streaming = false
     private var pendingEvent: ByteBuffer?
-    /// A request waiting for the connection to be writable.
-    private var parked: HTTPRequestHead?
 
     init(hub: WebKioskHub, connection: SmallHTTPConnection) {
         self.hub = hub
@@ -59,16 +57,13 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !streaming else { return }
-        switch requests.read(unwrapInboundIn(data)) {
+        switch requests.read(unwrapInboundIn(data), writable: context.channel.isWritable) {
         case .wait: break
         case .refuse(let refusal): refuse(context, refusal)
+        case .parked: connection.touch()
         case .route(let head):
             connection.touch()
-            if context.channel.isWritable {
-                route(context, head)
-            } else {
-                parked = head
-            }
+            route(context, head)
         }
     }
 
@@ -97,10 +92,7 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
             pendingEvent = nil
             write(context, event: event)
         }
-        if context.channel.isWritable, let head = parked {
-            parked = nil
-            route(context, head)
-        }
+        if let head = requests.unpark(writable: context.channel.isWritable) { route(context, head) }
         context.fireChannelWritabilityChanged()
     }
 
