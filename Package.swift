@@ -29,6 +29,9 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libbluetooth-dev", "libdbus-1-dev"])]
         ),
+        // General Linux calls Swift's Glibc module does not declare (eventfd, malloc_trim, accept4,
+        // recvmmsg): header only, as NIO has CNIOLinux.
+        .systemLibrary(name: "CLinux"),
         // libmosquitto, for the venue-wide MQTT publisher and `beacond venue` (docs/mqtt.md).
         .systemLibrary(
             name: "CMosquitto",
@@ -48,6 +51,7 @@ let package = Package(
                 "BLEPayload",
                 "CircuitState",
                 "CBlueZ",
+                "CLinux",
                 "CMosquitto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -166,7 +166,7 @@ build_core_target() {
     if stale "$OUT/bin/$name" "$source" Fuzz/Support/*.swift "${files[@]}" "${objects[@]}"; then
         echo "fuzz build: $name" >&2
         local dbus=() nio=()
-        # BeacondCore's system libraries (Package.swift's systemLibrary targets): CBlueZ and CMosquitto.
+        # BeacondCore's system libraries (Package.swift's systemLibrary targets): CBlueZ, CLinux and CMosquitto.
         for flag in $(pkg-config --cflags dbus-1 libmosquitto); do dbus+=(-Xcc "$flag"); done
         if [ "$3" = "*" ]; then
             all_flags
@@ -175,7 +175,7 @@ build_core_target() {
             nio_flags
             nio=("${NIO_FLAGS[@]}")
         fi
-        "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ -I Sources/CMosquitto "${dbus[@]}" \
+        "$SWIFTC" "${SAN[@]}" -I "$OUT/modules" -I Sources/CBlueZ -I Sources/CLinux -I Sources/CMosquitto "${dbus[@]}" \
             -package-name beacond \
             -module-name "Fuzz_${name//-/_}" Fuzz/Support/*.swift "${files[@]}" "$source" "${objects[@]}" \
             "${nio[@]}" -ldbus-1 -lbluetooth -lmosquitto -o "$OUT/bin/$name"

@@ -5,10 +5,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
@@ -92,19 +90,6 @@ static inline int beacond_hci_device_ids(uint16_t *ids, int capacity) {
     for (int index = 0; index < count; index++) ids[index] = list->dev_req[index].dev_id;
     free(list);
     return count;
-}
-
-/* recvmmsg(2), a GNU extension that Swift's Glibc module does not declare (nor struct mmsghdr):
- * the HCI reader takes every packet queued in one call (HCIReadBatch). The struct is the
- * kernel's layout of struct mmsghdr; the call goes through syscall(2). Returns the number of
- * packets read, or -1 with errno. */
-struct beacond_mmsghdr {
-    struct msghdr msg_hdr;
-    unsigned int msg_len;
-};
-
-static inline int beacond_recvmmsg(int fd, struct beacond_mmsghdr *vector, unsigned int count, int flags) {
-    return (int)syscall(SYS_recvmmsg, fd, vector, count, flags, (void *)0);
 }
 
 #endif

@@ -7,8 +7,4 @@
 #include "hci_shim.h"
 #include "dbus_shim.h"
 
-/* glibc's malloc_trim (not in Swift's Glibc module): the socket server returns freed heap memory
- * to the system after clients leave. */
-#include <malloc.h>
-
 #endif

@@ -151,17 +151,4 @@ import Glibc
         #expect(autoRead() == true && table.counters.acceptErrors == 2)
         #expect(throws: IOError.self) { try server.throwIfErrorCaught() }
     }
-
-    /// The Unix socket server's listener backs off the same way, and counts it.
-    @Test func theSocketServerBacksOffWhenDescriptorsRunOut() throws {
-        let harness = try SocketHarness(start: false)
-        defer { harness.close() }
-        let loop = EmbeddedEventLoop()
-        let listener = EmbeddedChannel(handler: harness.server.acceptBackoff(), loop: loop)
-        listener.pipeline.fireErrorCaught(IOError(errnoCode: EMFILE, reason: "accept"))
-        let autoRead = { listener.options.last { $0.option is ChannelOptions.Types.AutoReadOption }?.value as? Bool }
-        #expect(autoRead() == false && harness.server.counters.acceptErrors == 1)
-        loop.advanceTime(by: .milliseconds(50))
-        #expect(autoRead() == true)
-    }
 }

@@ -22,10 +22,10 @@ import Testing
         harness.server.roster.sessions.count == 1 ? harness.server.roster.sessions.values.first : nil
     }
 
-    /// True when the only client's descriptor was confirmed and its SO_SNDBUF set to the kernel's minimum.
+    /// True when the only client has its direct path open and its SO_SNDBUF set to the kernel's minimum.
     static func shrinkSendBuffer(_ harness: SocketHarness) throws -> Bool {
         try harness.onLoop {
-            guard let descriptor = session(harness)?.outbound.descriptor else { return false }
+            guard let descriptor = session(harness)?.outbound.directDescriptor else { return false }
             var size: Int32 = 1
             return setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0
         }

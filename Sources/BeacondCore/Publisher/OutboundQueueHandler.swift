@@ -63,14 +63,21 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     private var closing = false
     private let logLimiter: LogRateLimiter
     private var context: ChannelHandlerContext?
-    /// The socket's descriptor once confirmed (`SocketDescriptor`); nil: every line goes through
-    /// the channel.
-    private(set) var descriptor: CInt?
+    /// The handler's own descriptor for the socket (`DirectWriteDescriptor`); nil: every line goes
+    /// through the channel.
+    private var directWrites: DirectWriteDescriptor?
+
+    /// The socket's descriptor as this handler holds it, while the direct path is open.
+    var directDescriptor: CInt? { directWrites?.value }
     /// This handler gave the channel bytes that it may not have written yet: before writing past
     /// them, the direct path asks the channel (`bufferedWritableBytes`) whether they are gone.
     private var channelMayHoldBytes = true
 
-    init(limits: ClientLimits, counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter) {
+    init(
+        limits: ClientLimits, counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter,
+        directWrites: DirectWriteDescriptor? = nil
+    ) {
+        self.directWrites = directWrites
         self.logLimiter = logLimiter
         self.limits = limits
         self.counters = counters
@@ -90,17 +97,6 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         channel = context.channel
         self.context = context
-        if context.channel.isActive { findDescriptor(context.channel) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        findDescriptor(context.channel)
-        context.fireChannelActive()
-    }
-
-    private func findDescriptor(_ channel: Channel) {
-        guard descriptor == nil else { return }
-        SocketDescriptor.find(in: channel) { [weak self] found in self?.descriptor = found }
     }
 
     // MARK: Direct writes
@@ -113,10 +109,10 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
     /// coalescing and drop notices apply: the socket took nothing (full: EAGAIN; or failed, which
     /// the channel's own write then finds and handles), or the direct path is not open.
     func writeDirectly(_ line: ByteBuffer, beacon: Bool) -> Bool {
-        guard limits.directWrites, let descriptor, let context, !closing, queue.isEmpty, unreportedDrops == 0,
+        guard let directWrites, let context, !closing, queue.isEmpty, unreportedDrops == 0,
             context.channel.isActive, channelIsEmpty(context)
         else { return false }
-        switch DirectSend.send(line, to: descriptor) {
+        switch directWrites.send(line) {
         case .complete:
             counters.directWrites += 1
         case .partial(let count):
@@ -209,7 +205,7 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
-        descriptor = nil
+        closeDirectWrites()
         discardQueue()
         context.fireChannelInactive()
     }
@@ -218,7 +214,12 @@ final class OutboundQueueHandler: ChannelDuplexHandler {
         discardQueue()
         channel = nil
         self.context = nil
-        descriptor = nil
+        closeDirectWrites()
+    }
+
+    private func closeDirectWrites() {
+        directWrites?.close()
+        directWrites = nil
     }
 
     // MARK: Queue

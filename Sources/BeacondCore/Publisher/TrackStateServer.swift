@@ -1,4 +1,3 @@
-import CBlueZ
 import Glibc
 import Logging
 import NIOCore
@@ -20,9 +19,13 @@ package final class TrackStateServer: @unchecked Sendable {
     static let listenBacklog: Int32 = 4096
 
     let publisher: TrackStatePublisher
-    private var eventLoop: EventLoop { publisher.eventLoop }
+    var eventLoop: EventLoop { publisher.eventLoop }
     let path: String
+    /// `max_clients` as configured.
     let maxClients: Int
+    /// The clients served at once: `max_clients`, or fewer when the open-file limit leaves no room
+    /// for that many (`clientCap(maxClients:descriptorLimit:)`). Set by `start()`.
+    private(set) var clientCap: Int
     /// A listening socket handed over by systemd (socket activation): used as is, never unlinked.
     let inheritedDescriptor: CInt?
     let limits: ClientLimits
@@ -34,7 +37,8 @@ package final class TrackStateServer: @unchecked Sendable {
 
     // Confined to eventLoop.
     private var phase = Phase.idle
-    private var listener: Channel?
+    /// The listening socket and the thread that accepts on it, while running.
+    var listener: (descriptor: CInt, acceptLoop: SocketAcceptLoop, ended: EventLoopFuture<Void>)?
     private(set) var roster = ClientRoster()
     private var nextClientID = 0
     /// Hands memory back a second after clients leave.
@@ -54,6 +58,7 @@ package final class TrackStateServer: @unchecked Sendable {
         self.logLimiter = logLimiter
         self.path = path
         self.maxClients = max(0, maxClients)
+        clientCap = self.maxClients
         self.inheritedDescriptor = inheritedDescriptor
         self.limits = limits
         self.logger = logger
@@ -68,7 +73,16 @@ package final class TrackStateServer: @unchecked Sendable {
         return loop.flatSubmit { () -> EventLoopFuture<Void> in
             guard self.phase == .idle else { return loop.makeFailedFuture(TrackStateServerError.alreadyStarted) }
             self.phase = .starting
-            Self.raiseOpenFileLimit()
+            let descriptorLimit = Self.raiseOpenFileLimit()
+            self.clientCap = Self.clientCap(maxClients: self.maxClients, descriptorLimit: descriptorLimit)
+            if self.clientCap < self.maxClients {
+                self.logger.warning(
+                    """
+                    max_clients \(self.maxClients) lowered to \(self.clientCap): the open-file limit \(descriptorLimit) \
+                    leaves room for that many clients at 2 descriptors each, beside those kept for the daemon's own \
+                    files (raise LimitNOFILE= to serve more)
+                    """)
+            }
             let descriptor: CInt
             if let inherited = self.inheritedDescriptor {
                 descriptor = inherited
@@ -81,17 +95,16 @@ package final class TrackStateServer: @unchecked Sendable {
                     return loop.makeFailedFuture(error)
                 }
             }
-            return self.bootstrap().withBoundSocket(descriptor).flatMapError { error in
-                if self.inheritedDescriptor == nil { UnixSocketPath(self.path).unlink() }
-                return loop.makeFailedFuture(
-                    TrackStateServerError.bindFailed(path: self.path, reason: Self.describe(error)))
-            }.flatMap { channel in
-                // NIO listens again with its own backlog; restore ours, for connection storms.
+            if self.inheritedDescriptor != nil {
+                // systemd listened with the unit's Backlog=; ours is for connection storms.
                 _ = listen(descriptor, Self.listenBacklog)
-                return self.listening(on: channel)
-            }.flatMapErrorThrowing { error in
+            }
+            do {
+                try self.listening(on: descriptor)
+                return loop.makeSucceededVoidFuture()
+            } catch {
                 self.phase = .idle
-                throw error
+                return loop.makeFailedFuture(error)
             }
         }
     }
@@ -111,23 +124,19 @@ package final class TrackStateServer: @unchecked Sendable {
         }
     }
 
-    private func bootstrap() -> ServerBootstrap {
-        ServerBootstrap(group: eventLoop)
-            .serverChannelOption(ChannelOptions.backlog, value: Self.listenBacklog)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(self.acceptBackoff())
-                }
-            }
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: limits.waterMark)
+    /// The bootstrap that hands an accepted connection of user `uid` to NIO, which owns its
+    /// descriptor from then on.
+    func bootstrap(uid: UInt32, descriptor: CInt) -> ClientBootstrap {
+        ClientBootstrap(group: eventLoop)
+            .channelOption(ChannelOptions.writeBufferWaterMark, value: limits.waterMark)
             // Clients send a few short commands: small reads bound what one read can ask for.
-            .childChannelOption(
+            .channelOption(
                 ChannelOptions.recvAllocator,
                 value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024)
             )
-            .childChannelInitializer { channel in
-                Self.peerUID(of: channel).flatMapThrowing { uid in
-                    try self.initialize(channel, uid: uid ?? ClientRoster.unknownUID)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try self.initialize(channel, uid: uid, descriptor: descriptor)
                 }
             }
     }
@@ -153,50 +162,55 @@ package final class TrackStateServer: @unchecked Sendable {
         }
     }
 
-    private func listening(on channel: Channel) -> EventLoopFuture<Void> {
+    /// Sets the socket file's mode and starts accepting on `descriptor` (`SocketAcceptLoop`).
+    private func listening(on descriptor: CInt) throws(TrackStateServerError) {
         if inheritedDescriptor == nil {
             guard chmod(path, Self.socketMode) == 0 else {
                 let reason = errnoText(errno)
-                return channel.close().flatMapThrowing {
-                    UnixSocketPath(self.path).unlink()
-                    throw TrackStateServerError.chmodFailed(path: self.path, reason: reason)
-                }
+                _ = Glibc.close(descriptor)
+                UnixSocketPath(path).unlink()
+                throw .chmodFailed(path: path, reason: reason)
             }
             boundFile = UnixSocketPath(path).identity()
         }
-        listener = channel
+        do {
+            try startAccepting(on: descriptor)
+        } catch {
+            _ = Glibc.close(descriptor)
+            if inheritedDescriptor == nil { UnixSocketPath(path).unlink() }
+            throw .bindFailed(path: path, reason: errnoText(error.errno))
+        }
         phase = .running
         let counters = counters
-        let maxClients = maxClients
+        let clientCap = clientCap
         publisher.addStatusProvider { [weak self] status in
-            status.server = counters.status(maxClients: maxClients, queuedBytes: self?.queuedBytes ?? 0)
+            status.server = counters.status(maxClients: clientCap, queuedBytes: self?.queuedBytes ?? 0)
         }
         let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
-        logger.info("listening on \(path) (\(how), max_clients \(maxClients))")
-        return eventLoop.makeSucceededVoidFuture()
+        logger.info("listening on \(path) (\(how), max_clients \(clientCap))")
     }
 
     // MARK: Clients
 
-    /// Sets up an accepted connection of user `uid`: a session, or a refusal when the server is
+    /// Sets up an accepted connection (`descriptor`, now NIO's) of user `uid`: a session, or a refusal when the server is
     /// full and `uid` holds as many connections as any other user (see `ClientRoster`).
-    private func initialize(_ channel: Channel, uid: UInt32) throws {
+    private func initialize(_ channel: Channel, uid: UInt32, descriptor: CInt) throws {
         let pipeline = channel.pipeline.syncOperations
         guard phase == .running else {
             try pipeline.addHandler(RefusingHandler(line: ByeMessage(reason: "shutting down").line))
             return
         }
-        if roster.count >= maxClients {
+        if roster.count >= clientCap {
             guard let victim = roster.fairShareVictim(for: uid) else {
                 counters.rejectedClients += 1
                 if counters.rejectedClients == 1 || counters.rejectedClients % 100 == 0 {
                     logger.limited(
                         limiter: logLimiter, .warning, "client.refused",
                         """
-                        refused a client: \(maxClients) clients connected (\(counters.rejectedClients) refused so far)
+                        refused a client: \(clientCap) clients connected (\(counters.rejectedClients) refused so far)
                         """)
                 }
-                let message = "server full: \(maxClients) clients connected (max_clients)"
+                let message = "server full: \(clientCap) clients connected (max_clients)"
                 try pipeline.addHandler(RefusingHandler(line: ErrorMessage(message).line))
                 return
             }
@@ -207,8 +221,8 @@ package final class TrackStateServer: @unchecked Sendable {
         var clientLogger = logger
         clientLogger[metadataKey: "client"] = "\(id)"
         let outbound = OutboundQueueHandler(
-            limits: limits, counters: counters, logger: clientLogger,
-            logLimiter: logLimiter)
+            limits: limits, counters: counters, logger: clientLogger, logLimiter: logLimiter,
+            directWrites: limits.directWrites ? DirectWriteDescriptor(duplicating: descriptor) : nil)
         let session = ClientSession(
             id: id, uid: uid, publisher: publisher, outbound: outbound, limits: limits, counters: counters,
             logger: clientLogger, logLimiter: logLimiter)
@@ -244,20 +258,8 @@ package final class TrackStateServer: @unchecked Sendable {
         }
         let reason =
             "server full: closing the longest-idle connection of the user holding the most connections "
-            + "(\(held) of \(maxClients)) to admit another user"
+            + "(\(held) of \(clientCap)) to admit another user"
         _ = victim.sayGoodbye(reason: reason)
-    }
-
-    /// The peer's user id (SO_PEERCRED), nil when it cannot be read. Completes at once on the loop.
-    private static func peerUID(of channel: Channel) -> EventLoopFuture<UInt32?> {
-        guard let provider = channel as? SocketOptionProvider else {
-            return channel.eventLoop.makeSucceededFuture(nil)
-        }
-        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields, which a homogeneous
-        // tuple lays out exactly (Swift's Glibc does not import ucred, a _GNU_SOURCE type).
-        let credentials: EventLoopFuture<(UInt32, UInt32, UInt32)> =
-            provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        return credentials.map { Optional($0.1) }.recover { _ in nil }
     }
 
     /// Clients connected now (on the hub's event loop).
@@ -282,8 +284,7 @@ package final class TrackStateServer: @unchecked Sendable {
                 break
             }
             self.phase = .stopping
-            let listenerClosed = (self.listener?.close() ?? loop.makeSucceededVoidFuture()).recover { _ in }
-            self.listener = nil
+            let listenerClosed = self.stopAccepting()
             let goodbyes = self.roster.sessions.values.compactMap { $0.sayGoodbye(reason: "shutting down") }
             let clientCount = goodbyes.count
             return listenerClosed.and(EventLoopFuture.andAllComplete(goodbyes, on: loop)).map { _ in
@@ -303,6 +304,16 @@ package final class TrackStateServer: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// How many clients fit in `descriptorLimit` open files: each takes two (NIO's and the direct
+    /// writes' duplicate), and a quarter of the limit (at least 32) stays free for the daemon's
+    /// own files (captures, state files, the metrics listener, MQTT), so clients can never starve
+    /// it of descriptors. A limit that cannot be read (-1) leaves `maxClients` as it is.
+    static func clientCap(maxClients: Int, descriptorLimit: Int) -> Int {
+        guard descriptorLimit > 0 else { return maxClients }
+        let kept = max(32, descriptorLimit / 4)
+        return min(maxClients, max(1, (descriptorLimit - kept) / 2))
+    }
 
     /// Raises the soft RLIMIT_NOFILE to the hard limit, so `max_clients` is reachable.
     /// Returns the soft limit in force afterwards.

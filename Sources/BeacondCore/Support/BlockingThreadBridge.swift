@@ -1,3 +1,4 @@
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -17,6 +18,19 @@ enum BlockingThreadBridge {
                 finished(.failure(error))
             }
         }
+    }
+
+    /// Starts `body` on a new detached thread for an owner that is started and stopped through
+    /// futures rather than as a service (the socket server's accept loop): the future completes
+    /// on `loop` when `body` has returned. The owner's stop makes `body` return.
+    static func start(on loop: EventLoop, _ body: @escaping @Sendable () throws -> Void) -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: Void.self)
+        do throws(PosixThread.StartError) {
+            _ = try PosixThread.start(detached: true) { promise.completeWith(Result { try body() }) }
+        } catch {
+            promise.fail(error)
+        }
+        return promise.futureResult
     }
 
     /// Calls `start`, which starts the thread (or reports why it could not) and arranges for

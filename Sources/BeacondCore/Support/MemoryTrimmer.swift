@@ -1,4 +1,4 @@
-import CBlueZ
+import CLinux
 import NIOCore
 
 /// A second after connections close, hands the heap memory they freed back to the system: glibc

@@ -1,4 +1,4 @@
-import CBlueZ
+import CLinux
 import Glibc
 
 /// An eventfd another thread writes to wake a thread blocked in poll(2): the HCI scanner's reader at

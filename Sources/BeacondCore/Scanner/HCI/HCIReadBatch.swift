@@ -1,4 +1,4 @@
-import CBlueZ
+import CLinux
 import Glibc
 
 /// What one batched read of an HCI transport returned.
