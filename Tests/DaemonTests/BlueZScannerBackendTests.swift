@@ -14,7 +14,7 @@ import Testing
         let bus = try await BlueZMockBus()
         try await bus.startBlueZ(parameters: parameters)
         try bus.addAdapter()
-        let running = RunningBlueZBackend(address: bus.address)
+        let running = try RunningBlueZBackend(address: bus.address)
         guard await running.sink.waitForState(.up) else {
             throw TestSupportError("the backend did not come up: \(running.sink.states)")
         }
@@ -272,7 +272,7 @@ import Testing
         let bus = try await BlueZMockBus()
         bus.stopBus()
         // No bus: down, retrying.
-        let running = RunningBlueZBackend(address: bus.address)
+        let running = try RunningBlueZBackend(address: bus.address)
         #expect(await running.sink.waitForState(.down, containing: "cannot connect to the system bus"))
         #expect(running.sink.states.first?.detail?.contains("retrying in 0.2 s") == true)
         // A bus without bluetoothd, then bluetoothd without the adapter, then the adapter.
@@ -288,16 +288,16 @@ import Testing
     @Test func theScanToolFailsAtOnceWithTheReason() async throws {
         let bus = try await BlueZMockBus()
         bus.stopBus()
-        var running = RunningBlueZBackend(address: bus.address, retries: false)
+        var running = try RunningBlueZBackend(address: bus.address, retries: false)
         #expect(await Self.failure(running)?.contains("cannot connect to the system bus") == true)
 
         try await bus.startBus()
-        running = RunningBlueZBackend(address: bus.address, retries: false)
+        running = try RunningBlueZBackend(address: bus.address, retries: false)
         #expect(await Self.failure(running)?.contains("bluetoothd is not running") == true)
 
         try await bus.startBlueZ()
         try bus.addAdapter()
-        running = RunningBlueZBackend(address: bus.address, adapter: "hci1", retries: false)
+        running = try RunningBlueZBackend(address: bus.address, adapter: "hci1", retries: false)
         #expect(await Self.failure(running) == "adapter hci1 not found in BlueZ")
         #expect(running.sink.states.last?.state == .down)
     }
@@ -309,13 +309,13 @@ import Testing
         )
         try await bus.startBlueZ()
         try bus.addAdapter()
-        let running = RunningBlueZBackend(address: bus.address, retries: false)
+        let running = try RunningBlueZBackend(address: bus.address, retries: false)
         let message = try #require(await Self.failure(running))
         #expect(message.contains("org.bluez.Adapter1.StartDiscovery"))
         #expect(message.contains("bluetoothd's D-Bus policy"))
         #expect(message.contains("bluetooth group"))
         // The daemon keeps retrying instead.
-        let daemon = RunningBlueZBackend(address: bus.address)
+        let daemon = try RunningBlueZBackend(address: bus.address)
         #expect(await daemon.sink.waitForState(.down, containing: "bluetooth group"))
         #expect(daemon.sink.states.first?.detail?.contains("retrying in") == true)
         _ = await daemon.stop()
@@ -325,7 +325,7 @@ import Testing
         let bus = try await BlueZMockBus()
         try await bus.startBlueZ()
         try bus.addAdapter()
-        let running = RunningBlueZBackend(address: bus.address, silenceRestart: 300_000)
+        let running = try RunningBlueZBackend(address: bus.address, silenceRestart: 300_000)
         #expect(await running.sink.waitForState(.up))
         #expect(
             await waitUntil(within: 5, every: .milliseconds(10)) {

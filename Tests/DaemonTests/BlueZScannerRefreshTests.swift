@@ -27,7 +27,7 @@ extension BlueZScannerBackendTests {
         try await bus.startBlueZ(parameters: parameters)
         try bus.addAdapter()
         try setUp(bus)
-        let running = RunningBlueZBackend(address: bus.address, refresh: 300_000)
+        let running = try RunningBlueZBackend(address: bus.address, refresh: 300_000)
         guard await running.sink.waitForState(.up) else {
             throw TestSupportError("the backend did not come up: \(running.sink.states)")
         }
@@ -194,7 +194,7 @@ extension BlueZScannerBackendTests {
         let bus = try await BlueZMockBus()
         try await bus.startBlueZ(parameters: #"{"enable_monitor_api": false}"#)
         try bus.addAdapter()
-        let running = RunningBlueZBackend(address: bus.address, refresh: 0)
+        let running = try RunningBlueZBackend(address: bus.address, refresh: 0)
         #expect(await running.sink.waitForState(.up))
         try await Task.sleep(for: .milliseconds(800))
         #expect(try bus.methods(Self.adapterPath) == ["SetDiscoveryFilter", "StartDiscovery"])

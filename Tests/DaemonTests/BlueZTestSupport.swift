@@ -17,7 +17,7 @@ final class RunningBlueZBackend: @unchecked Sendable {
     init(
         address: String, adapter: String = "hci0", retries: Bool = true, silenceRestart: Int64 = 0,
         refresh: Int64 = 0, backoff: Int64 = 200_000
-    ) {
+    ) throws {
         var configuration = BlueZScannerConfiguration()
         configuration.busAddress = address
         configuration.adapter = adapter
@@ -28,7 +28,7 @@ final class RunningBlueZBackend: @unchecked Sendable {
         configuration.maxBackoff = backoff * 4
         let (logger, logs) = CapturingLogHandler.logger()
         self.logs = logs
-        backend = BlueZScannerBackend(configuration: configuration, sink: sink, logger: logger)
+        backend = try BlueZScannerBackend(configuration: configuration, sink: sink, logger: logger)
         let backend = backend
         task = Task {
             do {

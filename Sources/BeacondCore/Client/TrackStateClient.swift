@@ -116,6 +116,10 @@ package final class TrackStateClient {
 
     /// Connects to the daemon's socket. `timeout` (seconds) bounds the connect when the
     /// daemon's backlog is full.
+    /// When set, a read ends with `.closed` as soon as this is signalled (a feed's stop), instead of
+    /// waiting out its timeout.
+    package var stopSignal: WakeSignal?
+
     package init(path: String, timeout: Double = 5) throws(ClientError) {
         self.path = path
         let socketPath = UnixSocketPath(path)
@@ -262,7 +266,10 @@ package final class TrackStateClient {
 
     private func fill(deadline: Int64?) throws(ClientError) {
         guard fd >= 0 else { throw .closed(path: path) }
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var descriptors = [
+            pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: stopSignal?.descriptor ?? -1, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             var wait: Int32 = -1
             if let deadline {
@@ -270,12 +277,13 @@ package final class TrackStateClient {
                 if left <= 0 { throw .timedOut(path: path, waiting: "a message") }
                 wait = Int32(min((left + 999) / 1000, Int64(Int32.max)))
             }
-            let ready = poll(&descriptor, 1, wait)
+            let ready = poll(&descriptors, 2, wait)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw .io(path: path, code: errno)
             }
             if ready == 0 { continue }
+            if descriptors[1].revents != 0 { throw .closed(path: path) }
             break
         }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)

@@ -23,6 +23,8 @@ package final class MosquittoClient: @unchecked Sendable {
     private let options: Options
     private let handlers: Handlers
     private let wakeSignal: WakeSignal
+    /// Signalled by the network thread as it ends, for `stop(within:)` to wait on.
+    private let endedSignal: WakeSignal
     private var thread: PosixThread?
     /// `options.caFile`'s bytes, which libmosquitto opens by path (`PrivateFileCopy`).
     private var caCopy: PrivateFileCopy?
@@ -46,6 +48,7 @@ package final class MosquittoClient: @unchecked Sendable {
         _ = Self.libraryInitialised
         do {
             wakeSignal = try WakeSignal()
+            endedSignal = try WakeSignal()
         } catch {
             throw SetupError(description: "mqtt: cannot create the wake eventfd: \(errnoText(error.errno))")
         }
@@ -146,6 +149,7 @@ package final class MosquittoClient: @unchecked Sendable {
         thread = try PosixThread.start(detached: false) { [self] in
             runLoop()
             ended.store(true, ordering: .releasing)
+            endedSignal.signal()
         }
     }
 
@@ -366,8 +370,7 @@ package final class MosquittoClient: @unchecked Sendable {
         stopping.store(true, ordering: .releasing)
         wakeSignal.signal()
         guard let thread else { return true }
-        let deadline = MonotonicClock.micros() + timeout
-        while !ended.load(ordering: .acquiring), MonotonicClock.micros() < deadline { usleep(10_000) }
+        endedSignal.wait(micros: timeout)
         guard ended.load(ordering: .acquiring) else { return false }
         thread.join()
         return true

@@ -47,9 +47,14 @@ package enum LiveScanner {
                 throw DaemonStartError(
                     description: "--record needs raw HCI; the bluez backend has none: use --backend hci")
             }
-            return BlueZScannerBackend(
-                configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),
-                sink: sink, logger: logger, logLimiter: logLimiter)
+            do {
+                return try BlueZScannerBackend(
+                    configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),
+                    sink: sink, logger: logger, logLimiter: logLimiter)
+            } catch {
+                throw DaemonStartError(
+                    description: "cannot create the bluez scanner's stop eventfd: \(errnoText(error.errno))")
+            }
         case .replay:
             throw DaemonStartError(description: "the replay backend is not a live scanner")
         }

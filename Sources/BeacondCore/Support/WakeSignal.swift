@@ -3,7 +3,8 @@ import Glibc
 
 /// An eventfd another thread writes to wake a thread blocked in poll(2): the HCI scanner's reader at
 /// shutdown (it stays readable once signalled), the MQTT network thread when work is handed over
-/// (it drains it on each wake-up).
+/// (it drains it on each wake-up), and every blocking loop's stop (docs/threads.md): a loop that
+/// waits for a time waits on this descriptor (`wait(micros:)`), never in a sleep.
 package final class WakeSignal: Sendable {
     /// eventfd(2) failed, with this error number.
     package struct Failure: Error {
@@ -29,6 +30,24 @@ package final class WakeSignal: Sendable {
     package func drain() {
         var count: UInt64 = 0
         _ = withUnsafeMutableBytes(of: &count) { Glibc.read(descriptor, $0.baseAddress, 8) }
+    }
+
+    /// Waits until signalled or `micros` µs have passed; true when signalled. The signal stays set
+    /// (a stop stays a stop) until `drain()`. `interrupted` is told of each EINTR.
+    @discardableResult
+    package func wait(micros: Int64, interrupted: () -> Void = {}) -> Bool {
+        let deadline = MonotonicClock.micros() &+ max(0, micros)
+        while true {
+            let remaining = deadline - MonotonicClock.micros()
+            var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&probe, 1, remaining > 0 ? Int32(clamping: (remaining + 999) / 1000) : 0)
+            if ready > 0 { return true }
+            if ready == 0, remaining <= 0 { return false }
+            if ready < 0 {
+                guard errno == EINTR else { return false }
+                interrupted()
+            }
+        }
     }
 
     package var isSignalled: Bool {

@@ -39,10 +39,14 @@ package final class VenueWatcher: Sendable {
 
     private let box: SharedBox
     private let client: MosquittoClient
+    /// Signalled on every subscription, message and failure: `waitForSnapshot` waits on it.
+    private let activity: WakeSignal
 
     package init(settings: Settings) throws {
         let box = SharedBox(Shared(table: VenueTable(prefix: settings.prefix)))
         self.box = box
+        let activity = try WakeSignal()
+        self.activity = activity
         var options = MosquittoClient.Options(url: settings.url, clientID: settings.clientID)
         options.username = settings.username
         if let file = settings.passwordFile { options.password = try MqttPublisher.readPassword(file) }
@@ -58,14 +62,19 @@ package final class VenueWatcher: Sendable {
                 $0.lastActivity = MonotonicClock.micros()
                 $0.lastFailure = nil
             }
+            activity.signal()
         }
-        handlers.failed = { reason, _ in box.mutex.withLock { $0.lastFailure = reason } }
+        handlers.failed = { reason, _ in
+            box.mutex.withLock { $0.lastFailure = reason }
+            activity.signal()
+        }
         handlers.message = { topic, payload, _ in
             box.mutex.withLock {
                 $0.table.receive(topic: topic, payload: payload)
                 $0.messages += 1
                 $0.lastActivity = MonotonicClock.micros()
             }
+            activity.signal()
         }
         handlers.oversize = { topic, size in
             box.mutex.withLock {
@@ -73,6 +82,7 @@ package final class VenueWatcher: Sendable {
                 $0.messages += 1
                 $0.lastActivity = MonotonicClock.micros()
             }
+            activity.signal()
         }
         client = try MosquittoClient(options: options, handlers: handlers)
     }
@@ -88,14 +98,26 @@ package final class VenueWatcher: Sendable {
     }
     package var lastFailure: String? { box.mutex.withLock { $0.lastFailure } }
 
+    /// Waits up to `micros` for a message, a subscription or a failure; true when one came.
+    package func waitForActivity(micros: Int64) -> Bool {
+        let came = activity.wait(micros: micros)
+        if came { activity.drain() }
+        return came
+    }
+
     /// For `--once` and `--json`: waits until subscribed and `quiet` µs passed without a message (the
     /// retained ones arrive at once), at most `timeout` µs. Nil when it never connected: the reason.
     package func waitForSnapshot(quiet: Int64 = 500_000, timeout: Int64) -> String? {
         let deadline = MonotonicClock.micros() + timeout
-        while MonotonicClock.micros() < deadline {
+        while true {
+            activity.drain()
             let (subscribed, last) = box.mutex.withLock { ($0.subscribed, $0.lastActivity) }
-            if subscribed, MonotonicClock.micros() - last >= quiet { return nil }
-            usleep(20_000)
+            let now = MonotonicClock.micros()
+            if subscribed, now - last >= quiet { return nil }
+            guard now < deadline else { break }
+            // Until the quiet time is up, or the deadline; any message starts the wait again.
+            let until = subscribed ? min(last + quiet, deadline) : deadline
+            activity.wait(micros: until - now)
         }
         let (subscribed, failure) = box.mutex.withLock { ($0.subscribed, $0.lastFailure) }
         if subscribed { return nil }

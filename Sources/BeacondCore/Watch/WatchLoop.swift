@@ -52,10 +52,21 @@ package enum WatchLoop {
         case signal(Int32)
     }
 
-    /// The latest answer of the source, shared by the poller thread and the loop.
+    /// The latest answer of the source, shared by the poller thread and the loop, and the two
+    /// threads' stop: their waits are on `stopSignal`.
     final class Latest: Sendable {
         let value = Mutex<Result<StatusMessage, WatchSourceError>?>(nil)
         let stopped = Atomic<Bool>(false)
+        let stopSignal: WakeSignal
+
+        init() throws(WakeSignal.Failure) {
+            stopSignal = try WakeSignal()
+        }
+
+        func stop() {
+            stopped.store(true, ordering: .relaxed)
+            stopSignal.signal()
+        }
     }
 
     /// Runs until `q` or a quit signal (returned) or a failure (returned too); the terminal is
@@ -63,13 +74,18 @@ package enum WatchLoop {
     package static func run(source: any WatchSource, options: Options) async -> Ending {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup, .sigwinch)
         let (wakes, waker) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(64))
-        let latest = Latest()
+        let latest: Latest
+        do throws(WakeSignal.Failure) {
+            latest = try Latest()
+        } catch {
+            return .thread(PosixThread.StartError(code: error.errno))
+        }
         let signalTask = Task {
             for await signal in signals { waker.yield(.signal(signal.rawValue)) }
         }
         let terminal = KioskTerminal(resetsColors: options.capabilities.colors != .none)
         defer {
-            latest.stopped.store(true, ordering: .relaxed)
+            latest.stop()
             signalTask.cancel()
             waker.finish()
             terminal.restore()
@@ -149,22 +165,25 @@ package enum WatchLoop {
             latest.value.withLock { $0 = result }
             updated()
             let wait = (failed ? max(period, 1_000_000) : period) - (MonotonicClock.micros() - started)
-            if wait > 0 { usleep(UInt32(min(wait, 1_000_000))) }
+            if wait > 0 { latest.stopSignal.wait(micros: min(wait, 1_000_000)) }
         }
     }
 
-    /// The key reader thread: standard input's bytes, one at a time, until stopped (it checks
-    /// every 250 ms) or the input ends.
+    /// The key reader thread: standard input's bytes, one at a time, until stopped or the input
+    /// ends.
     private static func readKeys(latest: Latest, pressed: (UInt8) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 64)
         while !latest.stopped.load(ordering: .relaxed) {
-            var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-            let ready = Glibc.poll(&descriptor, 1, 250)
+            var descriptors = [
+                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: latest.stopSignal.descriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = Glibc.poll(&descriptors, 2, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            guard ready > 0 else { continue }
+            guard ready > 0, descriptors[1].revents == 0 else { return }
             let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }

@@ -16,7 +16,7 @@ package enum WatchOnce {
     }
 
     /// How often a replay's status is checked for its end, µs.
-    static let replayCheckMicros: UInt32 = 20_000
+    static let replayCheckMicros: Int64 = 20_000
 
     package static func run(
         source: any WatchSource, replay: WatchReplay?, showsDevices: Bool, sort: WatchSort
@@ -27,9 +27,18 @@ package enum WatchOnce {
             for await signal in signals { deliver.yield(.signal(signal.rawValue)) }
         }
         defer { signalTask.cancel() }
+        let stop: WakeSignal
+        do throws(WakeSignal.Failure) {
+            stop = try WakeSignal()
+        } catch {
+            return .failed("cannot make the snapshot's stop signal: \(errnoText(error.errno))")
+        }
+        // Ends the thread's waits once the outcome is in (a signal may come first).
+        defer { stop.signal() }
         do {
             _ = try PosixThread.start(detached: true) {
-                deliver.yield(snapshot(source: source, replay: replay, showsDevices: showsDevices, sort: sort))
+                deliver.yield(
+                    snapshot(source: source, replay: replay, showsDevices: showsDevices, sort: sort, stop: stop))
             }
         } catch {
             return .failed("\(error)")
@@ -38,16 +47,17 @@ package enum WatchOnce {
         return .signal(SIGTERM)
     }
 
-    /// Blocks until the snapshot can be taken (a replay's end), then takes it.
-    static func snapshot(source: any WatchSource, replay: WatchReplay?, showsDevices: Bool, sort: WatchSort)
-        -> Outcome
-    {
+    /// Blocks until the snapshot can be taken (a replay's end), then takes it. `stop` ends the wait
+    /// for a replay's end early.
+    static func snapshot(
+        source: any WatchSource, replay: WatchReplay?, showsDevices: Bool, sort: WatchSort, stop: WakeSignal
+    ) -> Outcome {
         defer { source.close() }
         var status: StatusMessage
         do throws(WatchSourceError) {
             status = try source.fetch(devices: showsDevices)
             while replay != nil, !WatchReplay.isFinished(status), replay?.failed == nil {
-                usleep(replayCheckMicros)
+                if stop.wait(micros: replayCheckMicros) { return .failed("stopped before the replay's end") }
                 status = try source.fetch(devices: showsDevices)
             }
         } catch {

@@ -112,9 +112,23 @@ struct VenueCommand: ParsableCommand {
                 var text = clear + VenueReport.table(snapshot.rows, color: !clear.isEmpty, leftOut: snapshot.leftOut)
                 if let failure = watcher.lastFailure { text += "broker: \(failure)\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))
-                sleep(1)
+                Self.waitForNextDraw(watcher)
             }
         }
         watcher.stop()
+    }
+
+    /// The live view is drawn again within a quarter of a second of a message (an evacuation shows
+    /// at once) and at least once a second (ages and staleness move on): both are waits on the
+    /// watcher's activity, never a sleep.
+    private static func waitForNextDraw(_ watcher: VenueWatcher) {
+        let drawn = MonotonicClock.micros()
+        var changed = false
+        while true {
+            let due = drawn + (changed ? 250_000 : 1_000_000)
+            let now = MonotonicClock.micros()
+            guard now < due else { return }
+            if watcher.waitForActivity(micros: due - now) { changed = true }
+        }
     }
 }

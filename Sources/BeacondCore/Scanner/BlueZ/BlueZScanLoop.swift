@@ -113,7 +113,7 @@ final class BlueZScanLoop {
     func run() throws {
         defer { logSummary() }
         while !backend.isStopping {
-            if let retryAt { sleep(until: retryAt) }
+            if let retryAt { backend.waitForStop(until: retryAt) }
             if backend.isStopping { break }
             retryAt = nil
             let connection: DBusConnection
@@ -197,15 +197,6 @@ final class BlueZScanLoop {
     func setAdapter(_ path: String?) {
         adapterPath = path
         adapterPathC = path.map { Array($0.utf8CString) } ?? []
-    }
-
-    /// Sleeps until `deadline` (monotonic µs) in short steps, so a stop is noticed promptly.
-    func sleep(until deadline: Int64) {
-        while !backend.isStopping {
-            let left = deadline - now
-            if left <= 0 { return }
-            usleep(UInt32(min(left, Self.pollInterval)))
-        }
     }
 
     /// Reports `down` with the reason and the next retry; before the first start, without

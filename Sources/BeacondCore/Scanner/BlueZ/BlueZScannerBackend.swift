@@ -19,11 +19,14 @@ final class BlueZScannerBackend: Service, Sendable {
     private let logger: Logger
     let logLimiter: LogRateLimiter
     private let stopping = Atomic<Bool>(false)
+    /// Wakes the loop's waits between retries at a stop.
+    private let stopSignal: WakeSignal
 
     init(
         configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger,
         logLimiter: LogRateLimiter = LogRateLimiter()
-    ) {
+    ) throws(WakeSignal.Failure) {
+        stopSignal = try WakeSignal()
         self.configuration = configuration
         self.sink = sink
         self.logger = logger
@@ -37,7 +40,15 @@ final class BlueZScannerBackend: Service, Sendable {
     }
 
     /// Asks the thread to stop discovery and return.
-    func stop() { stopping.store(true, ordering: .relaxed) }
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        stopSignal.signal()
+    }
+
+    /// Waits until `deadline` (monotonic µs) or a stop, whichever comes first.
+    func waitForStop(until deadline: Int64) {
+        stopSignal.wait(micros: deadline - MonotonicClock.micros())
+    }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
     var scanSink: any AdvertisementSink { sink }

@@ -270,19 +270,6 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
                 limiter: logLimiter, .debug, "scanner.down",
                 "scanner still down: \(TerminalText.logged(detail))")
         }
-        return sleep(micros: delay)
-    }
-
-    /// Sleeps up to `micros`, or until the wake signal; true when woken.
-    private func sleep(micros: Int64) -> Bool {
-        let deadline = MonotonicClock.micros() + micros
-        while true {
-            let remaining = deadline - MonotonicClock.micros()
-            guard remaining > 0 else { return false }
-            var probe = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&probe, 1, Int32(clamping: (remaining + 999) / 1000))
-            if ready > 0 { return true }
-            if ready < 0, errno == EINTR { counters.interruptions.add(1, ordering: .relaxed) }
-        }
+        return wake.wait(micros: delay) { counters.interruptions.add(1, ordering: .relaxed) }
     }
 }
