@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// What the MQTT publisher reports in `beacond status` (`mqtt`) and `/metrics`.
 package struct MqttStatus: Hashable, Sendable, Decodable {
@@ -194,36 +195,37 @@ package struct MqttOutboxState: Sendable {
 
 /// `MqttOutboxState` behind a lock, with the network thread's wake-up. The hub's loop only ever takes
 /// the lock for a copy of a payload: it never waits on the network.
-package final class MqttOutbox: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var state: MqttOutboxState
-    /// Set once the network thread was woken for work it has not taken yet, so a burst of offers
-    /// wakes it once.
-    private var wakePending = false
-    private var wake: @Sendable () -> Void = {}
-
-    package init(_ state: MqttOutboxState = MqttOutboxState()) {
-        self.state = state
-        pthread_mutex_init(mutex, nil)
+package final class MqttOutbox: Sendable {
+    private struct Guarded {
+        var state: MqttOutboxState
+        /// Set once the network thread was woken for work it has not taken yet, so a burst of
+        /// offers wakes it once.
+        var wakePending = false
+        var wake: @Sendable () -> Void = {}
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+    private let guarded: Mutex<Guarded>
+
+    package init(_ state: MqttOutboxState = MqttOutboxState()) {
+        guarded = Mutex(Guarded(state: state))
     }
 
     /// How to wake the thread that calls `take()`; set before any `update`.
-    package func setWake(_ wake: @escaping @Sendable () -> Void) { self.wake = wake }
+    package func setWake(_ wake: @escaping @Sendable () -> Void) {
+        guarded.withLock { $0.wake = wake }
+    }
 
     /// Runs `body` under the lock, and wakes the network thread if there is work for it now and it
-    /// was not woken for it already (not for every acknowledgement or counter).
+    /// was not woken for it already (not for every acknowledgement or counter). The wake-up runs
+    /// after the lock is released.
     package func update<Result>(_ body: (inout MqttOutboxState) -> Result) -> Result {
-        pthread_mutex_lock(mutex)
-        let result = body(&state)
-        let wakeNow = !wakePending && state.hasWork
-        if wakeNow { wakePending = true }
-        pthread_mutex_unlock(mutex)
-        if wakeNow { wake() }
+        let (result, wake) = guarded.withLock { guarded -> (Result, (@Sendable () -> Void)?) in
+            let result = body(&guarded.state)
+            guard !guarded.wakePending, guarded.state.hasWork else { return (result, nil) }
+            guarded.wakePending = true
+            return (result, guarded.wake)
+        }
+        wake?()
         return result
     }
 
@@ -231,9 +233,9 @@ package final class MqttOutbox: @unchecked Sendable {
 
     /// The network thread's side: what to publish now (possibly nothing).
     package func take() -> MqttOutboxState.Work {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        wakePending = false
-        return state.take()
+        guarded.withLock { guarded in
+            guarded.wakePending = false
+            return guarded.state.take()
+        }
     }
 }
