@@ -363,4 +363,5 @@ package final class Daemon {
 }
 
 /// Its mutable state (`configuration`) is only touched by the reload service, one signal at a time.
+// @unchecked Sendable: `configuration` is changed only by the reload service, one signal at a time.
 extension Daemon: @unchecked Sendable {}

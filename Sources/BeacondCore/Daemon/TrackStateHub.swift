@@ -11,6 +11,7 @@ import NIOCore
 /// Everything happens on one event loop: callers on other threads hop onto `eventLoop` (which is
 /// why it may be shared across threads), and every entry point checks that it runs there.
 /// Observers are added before `start()`, which the starting thread then submits to the loop.
+// @unchecked Sendable: confined to its event loop, which every entry point checks.
 package final class TrackStateHub: @unchecked Sendable {
     package let eventLoop: EventLoop
     let clock: EngineClock

@@ -33,6 +33,7 @@ package final class DaemonMetrics: Sendable {
     }
 
     /// swift-metrics' `Timer` is thread-safe (its handler is swift-prometheus' locked histogram).
+    // @unchecked Sendable: swift-metrics' Timer is thread-safe, but not declared Sendable.
     private final class LatencyTimer: @unchecked Sendable {
         let timer: CoreMetrics.Timer
         init(_ timer: CoreMetrics.Timer) { self.timer = timer }

@@ -8,6 +8,7 @@ import Synchronization
 /// kiosk's critical path: the hub's loop makes a payload and drops it into `MqttOutbox` (a lock held
 /// for a copy, never for I/O) and wakes `MosquittoClient`'s network thread, which hands it to
 /// libmosquitto and writes it. The broker being down, slow or refusing us changes nothing on the loop.
+// @unchecked Sendable: its vars are the hub loop's; the network thread reaches it only through the Mutex'd outbox.
 package final class MqttPublisher: @unchecked Sendable {
     package let topics: MqttTopics
     package let url: MqttURL

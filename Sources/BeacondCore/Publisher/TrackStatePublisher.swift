@@ -29,6 +29,7 @@ extension TrackStateSubscriber {
 /// It lives on the hub's event loop, and every entry point checks that it runs there. Its own
 /// timing (the throttle's windows, the status line's reuse) runs on that loop's clock, so an
 /// `EmbeddedEventLoop` drives it in tests. Create it before the hub starts.
+// @unchecked Sendable: confined to the hub's event loop (every entry point runs there).
 package final class TrackStatePublisher: @unchecked Sendable {
     /// How long one status line answers every client that asks, while no state is published:
     /// building one for a full table costs milliseconds, and a thousand clients each asking ten

@@ -10,6 +10,7 @@ import NIOPosix
 /// Everything it does runs on the hub's event loop, so the publisher and the hub are called from
 /// one thread only.
 /// `start()` and `shutdown()` may be called from any thread.
+// @unchecked Sendable: its state is confined to the hub's event loop; start() and shutdown() hop there.
 package final class TrackStateServer: @unchecked Sendable {
     package static let defaultPath = "/run/beacond/beacond.sock"
     static let defaultMaxClients = 1024

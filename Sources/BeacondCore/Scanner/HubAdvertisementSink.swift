@@ -12,6 +12,7 @@ import Synchronization
 /// At most `maxBatchesInFlight` bursts wait on the loop. Past that the loop is not keeping up,
 /// and a burst's signals are dropped and counted rather than queued without limit; beacons
 /// repeat, so the next burst carries the same news.
+// @unchecked Sendable: called by one scanner thread at a time; batches reach the hub through its Mutex.
 package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable {
     static let batchLimit = ScannedSignalBatcher.limit
     static let maxBatchesInFlight = 64

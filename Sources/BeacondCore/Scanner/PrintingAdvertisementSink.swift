@@ -3,6 +3,7 @@ import Synchronization
 
 /// `beacond scan`'s sink: prints each report as `replay` would, and scanner state changes on
 /// stderr. Only the backend's thread prints; the counters are read at the end.
+// @unchecked Sendable: only the backend's thread prints; the counters are read after it ended.
 package final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sendable {
     private var printer: ReportPrinter
     private let readerGoneFlag = Atomic<Bool>(false)

@@ -3,6 +3,7 @@ import Glibc
 /// A POSIX thread running one closure. Loops that block in poll(2) (a scanner's reader, the
 /// benchmarks' producers and readers) run on threads of their own, never on Swift concurrency's
 /// cooperative ones.
+// @unchecked Sendable: `joined` is touched only by the thread that started it and joins it.
 package final class PosixThread: @unchecked Sendable {
     private final class Box {
         let body: () -> Void

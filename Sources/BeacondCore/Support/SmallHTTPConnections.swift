@@ -26,6 +26,7 @@ final class SmallHTTPConnection: FairShareMember {
 /// do when the process runs out of descriptors. A connection over the cap whose peer already
 /// holds the most is closed at once; otherwise the longest-idle connection of the peer holding
 /// the most is closed to make room. Counted, and logged at a bounded rate.
+// @unchecked Sendable: confined to its listener's event loop.
 final class SmallHTTPConnections: @unchecked Sendable {
     struct Counters: Sendable, Equatable {
         var accepted = 0

@@ -61,6 +61,7 @@ struct AuditSummariser {
 
 /// The hub's audit log: an `AuditSummariser` on the hub's event loop, with a timer for the summary
 /// of a burst that ends. Used only on `eventLoop`, hence `@unchecked Sendable`.
+// @unchecked Sendable: used only on the hub's event loop.
 final class StateAuditLog: @unchecked Sendable {
     private let logger: Logger
     private let eventLoop: any EventLoop

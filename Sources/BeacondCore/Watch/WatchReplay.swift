@@ -11,7 +11,7 @@ import Synchronization
 /// control's state is not part of a capture). Staff review a recorded session with it.
 ///
 /// Nothing is logged: the screen is the watch's.
-package final class WatchReplay: WatchSource, @unchecked Sendable {
+package final class WatchReplay: WatchSource, Sendable {
     package let label: String
     private let group: MultiThreadedEventLoopGroup
     private let hub: TrackStateHub

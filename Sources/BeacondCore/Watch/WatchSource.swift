@@ -23,6 +23,7 @@ package struct WatchSourceError: Error, CustomStringConvertible {
 
 /// A running daemon: one connection, kept open between requests and made again after a loss.
 /// Only the watch's poller thread uses it (one `fetch` at a time), hence `@unchecked Sendable`.
+// @unchecked Sendable: only the watch's poller thread uses it, one fetch at a time.
 package final class DaemonWatchSource: WatchSource, @unchecked Sendable {
     package let path: String
     /// Seconds the daemon has to accept, greet and answer.

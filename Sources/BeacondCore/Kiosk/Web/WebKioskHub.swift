@@ -6,6 +6,7 @@ import NIOCore
 /// `refreshInterval` (the ages tick and the page knows its stream is alive). The streams share
 /// `maxStreams` fairly per peer (`FairShareRoster` by the loopback peer's uid): when all are open,
 /// a stream of a peer holding fewer closes the oldest stream of the peer holding the most.
+// @unchecked Sendable: confined to the web kiosk's event loop.
 final class WebKioskHub: @unchecked Sendable {
     struct Counters: Sendable, Equatable {
         /// Streams opened over the server's life.

@@ -15,6 +15,7 @@ import Synchronization
 /// when `retriesMissingAdapter` is false. Everything else (a missing or downed adapter, one
 /// that disappears, a command that fails or times out) sets the state `down` with the reason,
 /// closes the socket and retries with a doubling delay until the adapter is back.
+// @unchecked Sendable: the reader thread owns the socket; other threads use its Mutex'd state and wake signal.
 package final class HCIScannerBackend: Service, @unchecked Sendable {
     package typealias Opener = @Sendable () throws(HCIScannerError) -> any HCITransport
 

@@ -29,6 +29,7 @@ struct BTSnoopRecorderError: Error, Hashable, Sendable, CustomStringConvertible 
 ///
 /// One thread at a time records, flushes and closes (the scanner's reader thread); the counters
 /// can be read from anywhere.
+// @unchecked Sendable: one thread at a time records; the counters are atomics.
 package final class BTSnoopRecorder: @unchecked Sendable {
     static let datalink: UInt32 = 1002
     static let fileHeaderSize = 16
