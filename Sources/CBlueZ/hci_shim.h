@@ -2,6 +2,8 @@
 #define BEACOND_CBLUEZ_HCI_SHIM_H
 
 /* libbluetooth: raw HCI sockets, the HCI_FILTER sockopt, device ioctls. */
+/* The general Linux declarations first, from their own module (CLinux). */
+#include "../CLinux/shim.h"
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

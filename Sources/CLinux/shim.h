@@ -2,7 +2,13 @@
 #define BEACOND_CLINUX_SHIM_H
 
 /* The general Linux calls beacond needs that Swift's Glibc module does not declare (GNU
- * extensions). Bluetooth and D-Bus stay in CBlueZ; Swift owns all logic. */
+ * extensions). Bluetooth and D-Bus stay in CBlueZ, whose header includes this one first.
+ * Swift owns all logic.
+ *
+ * The socket header's enums (SOCK_STREAM, MSG_NOSIGNAL...) belong to this module in a compile
+ * job that loads it (Glibc's module does not claim the header), so a Swift file of BeacondCore
+ * that uses them imports CLinux: otherwise whether it finds them depends on which files share
+ * its job. */
 #include <errno.h>
 #include <malloc.h>
 #include <sys/eventfd.h>

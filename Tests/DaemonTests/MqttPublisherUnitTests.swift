@@ -272,35 +272,6 @@ import Testing
         #expect(outbox.take().states == [[4]])
         #expect(outbox.take().isEmpty)
     }
-
-    // MARK: Sighting coalescer
-
-    @Test func sightingsCoalesceToOnePerSecondPerKey() {
-        var coalescer = SightingCoalescer()
-        let a = OverrideKey.circuit(zone: 1, address: Self.address)
-        let b = OverrideKey.staff(sourceID: 9, address: Self.address)
-        #expect(coalescer.offer(a, at: 0) == .sendNow)
-        #expect(coalescer.offer(b, at: 100) == .sendNow)
-        #expect(coalescer.offer(a, at: 200_000) == .scheduled(delay: 800_000))
-        #expect(coalescer.offer(a, at: 300_000) == .alreadyPending)
-        let first = coalescer.takePending(a, at: 1_000_000)
-        let second = coalescer.takePending(a, at: 1_000_001)
-        #expect(first)
-        #expect(!second)
-        #expect(coalescer.offer(a, at: 1_500_000) == .scheduled(delay: 500_000))
-        #expect(coalescer.offer(b, at: 1_000_100) == .sendNow)
-    }
-
-    @Test func theCoalescerIsBounded() {
-        var coalescer = SightingCoalescer(maxKeys: 2)
-        let keys = (1...3).map { OverrideKey.circuit(zone: UInt16($0), address: Self.address) }
-        #expect(coalescer.offer(keys[0], at: 0) == .sendNow)
-        #expect(coalescer.offer(keys[1], at: 0) == .sendNow)
-        #expect(coalescer.offer(keys[2], at: 10) == .tableFull)
-        // Once the first window has passed, old keys are forgotten and there is room again.
-        #expect(coalescer.offer(keys[2], at: 2_000_000) == .sendNow)
-        #expect(coalescer.rememberedKeys == 1)
-    }
 }
 
 /// A value shared with a thread in a test; the join orders the accesses.

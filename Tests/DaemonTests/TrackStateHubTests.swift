@@ -131,13 +131,13 @@ final class RecordingSubscriber: TrackStateSubscriber {
         #expect(publisher.counters.beaconUpdates == 1)
         #expect((subscriber.beacons.first?["beacon"] as? [String: Any])?["rssi"] as? Int == -50)
         // The window ends: the pending update goes, once, with the last frame's reading.
-        loop.advanceTime(by: .microseconds(BeaconThrottle.interval - 1))
+        loop.advanceTime(by: .microseconds(TrackStatePublisher.beaconInterval - 1))
         #expect(subscriber.beacons.count == 1)
         loop.advanceTime(by: .microseconds(1))
         #expect(subscriber.beacons.count == 2)
         #expect(publisher.counters.beaconUpdates == 2)
         #expect((subscriber.beacons.last?["beacon"] as? [String: Any])?["rssi"] as? Int == -69)
-        loop.advanceTime(by: .microseconds(BeaconThrottle.interval * 4))
+        loop.advanceTime(by: .microseconds(TrackStatePublisher.beaconInterval * 4))
         #expect(subscriber.beacons.count == 2)
     }
 

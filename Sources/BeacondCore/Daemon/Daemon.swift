@@ -180,25 +180,19 @@ package final class Daemon {
         let publisher = publisher
         if notifier.isEnabled {
             let loop = hub.eventLoop
-            let throttle = NIOLoopBoundBox.makeBoxSendingValue(StatusLineThrottle(), eventLoop: loop)
+            // At most one line a second (a datagram on the loop each), the latest at the end of a storm.
+            let statusLine = NIOLoopBoundBox.makeBoxSendingValue(
+                KeyedCoalescer<SystemdNotifier.StatusKey, String>(eventLoop: loop, interval: .seconds(1)) {
+                    _, line, _ in
+                    _ = notifier.status(line)
+                }, eventLoop: loop)
             hub.addPublicationObserver { publication in
                 let state = publication.state
                 let line = """
                     \(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \
                     \(publication.beaconsHeard) beacons
                     """
-                let now = Int64(loop.now.uptimeNanoseconds / 1000)
-                switch throttle.value.offer(line, at: now) {
-                case .sendNow:
-                    _ = notifier.status(line)
-                case .sendAt(let due):
-                    loop.scheduleTask(deadline: NIODeadline.uptimeNanoseconds(UInt64(max(0, due)) * 1000)) {
-                        let now = Int64(loop.now.uptimeNanoseconds / 1000)
-                        if let line = throttle.value.takeDue(at: now) { _ = notifier.status(line) }
-                    }
-                case .held:
-                    break
-                }
+                statusLine.value.offer(line, for: .status)
             }
         }
         // After the publisher's observer (added when it was created): the latency is recorded

@@ -34,7 +34,8 @@ package final class MqttPublisher: @unchecked Sendable {
     private let isConnected = ConnectedFlag()
 
     // The hub's loop only:
-    private var coalescer = SightingCoalescer()
+    /// Sightings, at most one per beacon a second (`KeyedCoalescer`); made on the hub's loop.
+    private var sightings: KeyedCoalescer<OverrideKey, Int64>?
     /// The last published state's members, a slice of its protocol line (no copy).
     private var lastStateFields: ArraySlice<UInt8>?
     /// Weak: the hub holds this publisher's observers. Read only to report a sighting.
@@ -136,20 +137,13 @@ package final class MqttPublisher: @unchecked Sendable {
     }
 
     private func sighted(_ key: OverrideKey, at time: Int64, loop: EventLoop) {
-        let now = Int64(loop.now.uptimeNanoseconds / 1000)
-        switch coalescer.offer(key, at: now) {
-        case .sendNow:
-            sendSighting(key, at: time)
-        case .scheduled(let delay):
-            loop.scheduleTask(in: .microseconds(delay)) { [self] in
-                guard coalescer.takePending(key, at: Int64(loop.now.uptimeNanoseconds / 1000)) else { return }
-                sendSighting(key, at: nil)
+        let sightings =
+            sightings
+            ?? KeyedCoalescer(eventLoop: loop, interval: .seconds(1)) { [unowned self] key, time, atOnce in
+                sendSighting(key, at: atOnce ? time : nil)
             }
-        case .alreadyPending:
-            break
-        case .tableFull:
-            outbox.update { $0.dropSighting() }
-        }
+        self.sightings = sightings
+        if sightings.offer(time, for: key) == .refused { outbox.update { $0.dropSighting() } }
     }
 
     private func sendSighting(_ key: OverrideKey, at time: Int64?) {

@@ -35,6 +35,8 @@ package final class TrackStatePublisher: @unchecked Sendable {
     /// building one for a full table costs milliseconds, and a thousand clients each asking ten
     /// times a second must not turn that into seconds of the loop's time.
     static let statusReuseInterval: Int64 = 100_000
+    /// The shortest time between two updates of one beacon, µs.
+    static let beaconInterval: Int64 = 250_000
 
     package let hub: TrackStateHub
     package var eventLoop: EventLoop { hub.eventLoop }
@@ -45,7 +47,13 @@ package final class TrackStatePublisher: @unchecked Sendable {
     private var subscribers: ContiguousArray<TrackStateSubscriber> = []
     private var subscriberSlots: [ObjectIdentifier: Int] = [:]
     private var beaconSubscribers = 0
-    private var beaconThrottle = BeaconThrottle()
+    /// Beacon updates, at most one per beacon per `beaconInterval` (`KeyedCoalescer`). Beyond its
+    /// 16,384 beacons in their window (four times the engine's table) an update is dropped.
+    private lazy var beaconUpdates = KeyedCoalescer<OverrideKey, Int64>(
+        eventLoop: eventLoop, interval: .microseconds(Self.beaconInterval), maxKeys: 16_384
+    ) { [unowned self] key, time, atOnce in
+        sendBeacon(key, at: atOnce ? time : nil)
+    }
     /// The shared status lines: [0] without devices, [1] with them.
     private var statusCache: [(builtAt: Int64, seq: Int, line: ByteBuffer)?] = [nil, nil]
     private var statusProviders: [(inout StatusMessage) -> Void] = []
@@ -135,17 +143,7 @@ package final class TrackStatePublisher: @unchecked Sendable {
     private var loopMicros: Int64 { Int64(eventLoop.now.uptimeNanoseconds / 1000) }
 
     private func beaconHeard(_ key: OverrideKey, at time: Int64) {
-        switch beaconThrottle.offer(key, at: loopMicros) {
-        case .sendNow:
-            sendBeacon(key, at: time)
-        case .scheduled(let delay):
-            eventLoop.scheduleTask(in: .microseconds(delay)) { [weak self] in
-                guard let self else { return }
-                if self.beaconThrottle.takePending(key, at: self.loopMicros) { self.sendBeacon(key, at: nil) }
-            }
-        case .alreadyPending:
-            break
-        }
+        beaconUpdates.offer(time, for: key)
     }
 
     /// Sends `key`'s update as of engine time `time` (nil: now).

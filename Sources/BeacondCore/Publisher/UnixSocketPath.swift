@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A Unix domain socket path and the few POSIX calls made on one outside SwiftNIO: the length

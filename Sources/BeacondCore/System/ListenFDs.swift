@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Sockets systemd passed at start (socket activation): `LISTEN_FDS` descriptors from fd 3 on,

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Where `$NOTIFY_SOCKET` points.
@@ -52,8 +53,13 @@ enum UnixSocketAddress {
 ///
 /// Each message opens, sends on and closes a datagram socket, as `sd_notify` does: a handful a
 /// minute costs nothing, and there is no descriptor to manage. (The status line that follows the
-/// published state is throttled to one a second: `StatusLineThrottle`.)
+/// published state is throttled to one a second by a `KeyedCoalescer` of one key, `StatusKey`.)
 struct SystemdNotifier: Sendable {
+    /// The one key of the status line's coalescer.
+    enum StatusKey: Hashable {
+        case status
+    }
+
     let address: NotifySocketAddress?
 
     init(environment: [String: String] = ProcessEnvironment.current()) {

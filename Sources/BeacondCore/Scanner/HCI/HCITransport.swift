@@ -1,4 +1,5 @@
 import CBlueZ
+import CLinux
 import Glibc
 
 /// What one read of an HCI transport returned.
