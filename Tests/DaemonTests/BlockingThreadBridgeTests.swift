@@ -24,12 +24,19 @@ import Testing
     /// The loop blocks until `stop`; cancelling the awaiting task must reach it.
     @Test func cancellationStopsTheLoop() async throws {
         let stops = Counter()
+        let stopSignal = try WakeSignal()
+        let started = try WakeSignal()
         let task = Task {
-            try await BlockingThreadBridge.run(stop: { stops.value.add(1, ordering: .relaxed) }) {
-                while stops.count == 0 { usleep(1000) }
+            try await BlockingThreadBridge.run(stop: {
+                stops.value.add(1, ordering: .relaxed)
+                stopSignal.signal()
+            }) {
+                started.signal()
+                stopSignal.wait(micros: 10_000_000)
             }
         }
-        try await Task.sleep(for: .milliseconds(20))
+        // The loop runs, blocked on its stop signal, before the task is cancelled.
+        #expect(started.wait(micros: 5_000_000))
         task.cancel()
         try await task.value
         #expect(stops.count >= 1)

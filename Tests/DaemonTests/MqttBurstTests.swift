@@ -15,6 +15,7 @@ struct MqttBurstTests {
     final class Received: Sendable {
         let payloads = Mutex<[String]>([])
         let connected = Atomic<Bool>(false)
+        let subscribed = Atomic<Bool>(false)
         var count: Int { payloads.withLock { $0.count } }
     }
 
@@ -24,6 +25,7 @@ struct MqttBurstTests {
             client.subscribe(topic, qos: 1)
             received.connected.store(true, ordering: .releasing)
         }
+        handlers.subscribed = { received.subscribed.store(true, ordering: .releasing) }
         handlers.message = { _, payload, retained in
             guard !retained else { return }
             received.payloads.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
@@ -39,8 +41,8 @@ struct MqttBurstTests {
         try watcher.start()
         defer { watcher.stop() }
         #expect(blockingWaitUntil(within: 5, intervalMicros: 10_000) { received.connected.load(ordering: .acquiring) })
-        // The subscription is acknowledged after the connection; give it a moment.
-        usleep(200_000)
+        // The subscription is acknowledged after the connection.
+        #expect(blockingWaitUntil(within: 5, intervalMicros: 10_000) { received.subscribed.load(ordering: .acquiring) })
 
         let topics = MqttTopics(prefix: "burst", node: "n")
         let outbox = MqttOutbox(MqttOutboxState(maxStates: 1000))

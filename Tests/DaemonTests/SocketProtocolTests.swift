@@ -152,14 +152,16 @@ import Glibc
         #expect(try client.readMessage().type == "pong")
 
         // A long line arriving in pieces gets one error, then the next line is read normally.
-        // Paced in real time so the pieces arrive in separate reads (LineFrameDecoder's own
-        // split handling is covered byte by byte in ChannelHandlerTests).
+        // Each piece is sent once the server has read the one before, so they arrive in separate
+        // reads (LineFrameDecoder's own split handling is covered byte by byte in
+        // ChannelHandlerTests).
+        let readByTheServer = { blockingWaitUntil(within: 2, intervalMicros: 500) { client.bytesNotYetRead == 0 } }
         for _ in 0..<5 {
             try client.send(bytes: [UInt8](repeating: UInt8(ascii: "y"), count: 3000))
-            usleep(2000)
+            #expect(readByTheServer())
         }
         try client.send(bytes: Array("\n{\"cmd\":".utf8))
-        usleep(2000)
+        #expect(readByTheServer())
         try client.send(bytes: Array("\"ping\"}\n".utf8))
         let (pong, before) = try client.read(until: "pong")
         #expect(pong.type == "pong")

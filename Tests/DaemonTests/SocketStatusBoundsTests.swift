@@ -3,6 +3,7 @@ import BeacondTestSupport
 import CircuitState
 import Foundation
 import NIOCore
+import Synchronization
 import Testing
 
 @testable import BeacondCore
@@ -59,7 +60,11 @@ import Testing
     }
 
     @Test func elevenStatusRequestsInOneSecondGetTenRepliesAndAnError() throws {
-        let harness = try SocketHarness()
+        // The window's clock is the test's: "a second later" is a step of it, not a wait.
+        let clock = Atomic<UInt64>(1_000_000_000_000)
+        var limits = ClientLimits()
+        limits.clock = { clock.load(ordering: .relaxed) }
+        let harness = try SocketHarness(limits: limits)
         defer { harness.close() }
         let client = try harness.greetedClient()
         let other = try harness.greetedClient()
@@ -79,8 +84,11 @@ import Testing
 
         // The limit is per client; and after a second the client is served again.
         #expect(try other.request(#"{"cmd":"status"}"#, reply: "status").type == "status")
-        // Real time on purpose: the status rate limit is per wall-clock second.
-        usleep(1_050_000)
+        // Still refused at the same time; served again a second later.
+        #expect(throws: TrackStateClient.ClientError.self) {
+            try client.request(#"{"cmd":"status"}"#, reply: "status")
+        }
+        clock.add(1_000_000_000, ordering: .relaxed)
         #expect(try client.request(#"{"cmd":"status"}"#, reply: "status").type == "status")
     }
 

@@ -103,8 +103,8 @@ import Testing
         try feed.start()
         #expect(blockingWaitUntil { events.connections == 1 })
         feed.stop()
-        // The thread wakes every 250 ms to look at the stop flag; after that it reads nothing more.
-        usleep(600_000)
+        // The stop ends the thread's read at once: it closes its connection, and reads nothing more.
+        #expect(blockingWaitUntil(within: 2) { (try? harness.onLoop { harness.server.clientCount }) == 0 })
         let count = events.all.count
         try harness.ingest(zone: 3, mode: .redFlag, address: 1)
         #expect(blockingWaitUntil(within: 1) { events.all.count > count } == false)

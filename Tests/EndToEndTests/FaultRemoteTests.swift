@@ -166,11 +166,12 @@ struct FaultRemoteTests {
         let daemon = try Self.startDaemon(["--remote-url", server.url])
         let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
         #expect(try Self.recover(server, daemon, message: "steady"))
-        // Healthy and failing by turns every 100 ms, for 3 s: some 30 transitions.
+        // Healthy and failing by turns every 100 ms.
         let good = Self.good.replacingOccurrences(of: "MESSAGE", with: "steady")
         try server.respond(["flip": [["body": good], ["status": 500, "body": "down"]], "period": 0.1])
         let polled = server.requests().count
-        Thread.sleep(forTimeInterval: 3)
+        // At least 15 polls, as the server counts them.
+        #expect(blockingWaitUntil(within: 10, intervalMicros: 50_000) { server.requests().count - polled >= 15 })
         let flips = server.requests().count - polled
         let lines = Self.healthLines(daemon)
         #expect(lines.count <= 2, "\(lines.count) remote lines over \(flips) polls: \(lines)")
@@ -180,7 +181,8 @@ struct FaultRemoteTests {
         try server.respond([
             "flip": [["body": #"{"global_mode":"GREEN","message":"green"}"#], ["body": Self.good]], "period": 0.1,
         ])
-        Thread.sleep(forTimeInterval: 2)
+        let flipping = server.requests().count
+        #expect(blockingWaitUntil(within: 10, intervalMicros: 50_000) { server.requests().count - flipping >= 10 })
         try server.serve(#"{"global_mode":"SC","message":"final"}"#)
         #expect(watcher.waitForMessage("final"))
         #expect(watcher.lastState?["mode"] as? String == "safety_car")

@@ -55,8 +55,11 @@ import Testing
                 "--mqtt-url", "mqtt://127.0.0.1:\(blackhole.port)", "--mqtt-node", "stuck",
             ])
         #expect(daemon.waitForLog("listening on"))
-        // The kiosk's socket answers while the MQTT thread waits on its connect.
-        usleep(500_000)
+        // The kiosk's socket answers while the MQTT thread waits on its connect: status says so.
+        #expect(
+            blockingWaitUntil(within: 5, intervalMicros: 50_000) {
+                ((try? daemon.status())?["mqtt"] as? [String: Any])?["connected"] as? Bool == false
+            })
         #expect((try? daemon.status())?["state"] != nil)
         let took = daemon.stop(timeout: 20)
         #expect(took != nil && (took ?? 99) < 8, "SIGTERM → exit took \(took.map { "\($0) s" } ?? "over 20 s")")

@@ -36,10 +36,11 @@ struct MqttSecurityTests {
         let retained = try broker.retained("georacing/tls-good/status", extra: ["--cafile", server.cert])
         #expect(retained["georacing/tls-good/status"] == "online")
 
+        let connectionsBefore = Self.connections(broker)
         let bad = try Self.daemon(scratch, node: "tls-bad", mqtt: "  url: \(broker.tlsURL)\n  ca_file: \(other.cert)\n")
         #expect(bad.waitForLog("TLS handshake with \(broker.tlsURL) failed"))
-        // Several attempts (0.5 s, 1 s, 2 s apart), one warning.
-        Thread.sleep(forTimeInterval: 4)
+        // Several attempts (0.5 s, 1 s, 2 s apart) as the broker sees them, one warning.
+        #expect(blockingWaitUntil(within: 10, intervalMicros: 50_000) { Self.connections(broker) >= connectionsBefore + 3 })
         #expect(Self.warnings(bad, containing: "TLS handshake") == 1, "\(bad.logText)")
         #expect(bad.logText.contains("certificate verify failed"), "\(bad.logText)")
         #expect(bad.logText.contains("check mqtt.ca_file"))
@@ -70,14 +71,24 @@ struct MqttSecurityTests {
         let bad = try Self.daemon(
             scratch, node: "auth-bad", mqtt: "  url: \(broker.url)\n  username: beacond\n  password_file: \(wrong)\n")
         #expect(bad.waitForLog("refused the connection"))
-        Thread.sleep(forTimeInterval: 4)
+        // Several attempts as the broker sees them, one warning.
+        #expect(blockingWaitUntil(within: 10, intervalMicros: 50_000) { Self.refusals(broker) >= 3 })
         #expect(Self.warnings(bad, containing: "refused the connection") == 1, "\(bad.logText)")
         #expect(bad.logText.contains("not authorised") || bad.logText.contains("not authorized"), "\(bad.logText)")
         // The broker saw the retries: more than one refused attempt (mosquitto names no client id there).
-        let refusals = broker.logText.split(separator: "\n").filter { $0.contains("not authorised") }
-        #expect(refusals.count >= 2, "\(broker.logText)")
+        #expect(Self.refusals(broker) >= 2, "\(broker.logText)")
         #expect(try bad.status()["state"] is [String: Any])
         #expect(good.stop() != nil)
         #expect(bad.stop() != nil)
+    }
+
+    /// Connections the broker has logged ("New connection from …"), TLS or not.
+    static func connections(_ broker: MosquittoBroker) -> Int {
+        broker.logText.split(separator: "\n").count { $0.contains("New connection from") }
+    }
+
+    /// Logins the broker refused.
+    static func refusals(_ broker: MosquittoBroker) -> Int {
+        broker.logText.split(separator: "\n").count { $0.contains("not authorised") }
     }
 }

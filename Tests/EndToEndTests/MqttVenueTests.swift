@@ -112,8 +112,7 @@ struct MqttVenueTests {
         _ = kiosk.next(type: "state")
 
         broker.stop()
-        let stoppedAt = Date()
-        for message in ["m1", "m2", "m3"] {
+        for (index, message) in ["m1", "m2", "m3"].enumerated() {
             let written = Date()
             try scratch.write("state.json.new", #"{"global_mode":"YELLOW","message":"\#(message)"}"#)
             #expect(rename(scratch.file("state.json.new"), remote) == 0)
@@ -124,12 +123,17 @@ struct MqttVenueTests {
             }
             #expect(seen == message)
             #expect(Date().timeIntervalSince(written) < 1.5, "\(message) reached the kiosk late")
-            Thread.sleep(forTimeInterval: 2)
+            // The MQTT outbox has taken it: each state but the latest is counted as coalesced.
+            #expect(
+                blockingWaitUntil(within: 5, intervalMicros: 50_000) {
+                    (Self.mqttStatus(daemon)?["coalesced_states"] as? Int ?? 0) >= index
+                })
         }
         let status = try #require(Self.mqttStatus(daemon))
         #expect(status["connected"] as? Bool == false)
         #expect((status["coalesced_states"] as? Int ?? 0) >= 2)
-        Thread.sleep(until: stoppedAt.addingTimeInterval(10))
+        // The network thread has seen the broker go and retries (logged once) before it is back.
+        #expect(daemon.waitForLog("retrying", timeout: 15), "\(daemon.logText.suffix(800))")
         try broker.start()
 
         // The broker lost its retained copy (no persistence): the latest state is sent on reconnect.

@@ -159,6 +159,15 @@ package final class TrackStateClient {
 
     // MARK: Sending
 
+    /// Bytes sent that the daemon has not read yet (SIOCOUTQ: on a Unix socket, what waits in the
+    /// peer's receive queue); nil when closed or unknown.
+    package var bytesNotYetRead: Int? {
+        guard fd >= 0 else { return nil }
+        var count: Int32 = 0
+        guard ioctl(fd, UInt(TIOCOUTQ), &count) == 0 else { return nil }
+        return Int(count)
+    }
+
     /// Sends raw bytes as they are.
     func send(bytes: [UInt8]) throws(ClientError) {
         guard fd >= 0 else { throw .closed(path: path) }

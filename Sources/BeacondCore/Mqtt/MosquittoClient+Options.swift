@@ -53,6 +53,8 @@ extension MosquittoClient {
         /// A connection attempt failed or a connection ended; the reason for the log and status, and
         /// whether it is the same as the previous failure (so the log says it once).
         package var failed: @Sendable (_ reason: String, _ repeated: Bool) -> Void = { _, _ in }
+        /// The broker acknowledged a `subscribe` (SUBACK): its retained messages come next.
+        package var subscribed: @Sendable () -> Void = {}
         /// One publish written (QoS 0) or acknowledged (QoS 1, 2).
         package var published: @Sendable () -> Void = {}
         package var message: @Sendable (_ topic: String, _ payload: [UInt8], _ retained: Bool) -> Void = { _, _, _ in }

@@ -68,6 +68,10 @@ package final class MosquittoClient: @unchecked Sendable {
             guard let object else { return }
             Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().published(mid: mid)
         }
+        mosquitto_subscribe_callback_set(handle) { _, object, _, _, _ in
+            guard let object else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue().handlers.subscribed()
+        }
         mosquitto_message_callback_set(handle) { _, object, message in
             guard let object, let message, let topic = message.pointee.topic else { return }
             let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()

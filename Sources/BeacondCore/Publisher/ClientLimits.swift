@@ -19,6 +19,9 @@ package struct ClientLimits: Sendable {
     var maxQueuedBytes = 256 * 1024
     /// Status replies per client in any one-second window; more are refused with an error.
     var maxStatusPerSecond = 10
+    /// The clock of that window and of a client's last activity (monotonic nanoseconds): the
+    /// loop's uptime; tests put a manual one in.
+    var clock: @Sendable () -> UInt64 = { NIODeadline.now().uptimeNanoseconds }
     /// A client that had to lose updates (dropped beacons, coalesced states) and has not
     /// caught up within this time is disconnected.
     var slowClientTimeout: TimeAmount = .seconds(5)

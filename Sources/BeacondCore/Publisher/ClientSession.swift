@@ -34,7 +34,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         self.id = id
         self.logLimiter = logLimiter
         self.uid = uid
-        lastActivity = NIODeadline.now().uptimeNanoseconds
+        lastActivity = limits.clock()
         self.publisher = publisher
         self.outbound = outbound
         statusWindow = RequestWindow(limit: limits.maxStatusPerSecond)
@@ -73,7 +73,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
-        lastActivity = NIODeadline.now().uptimeNanoseconds
+        lastActivity = limits.clock()
         switch unwrapInboundIn(data) {
         case .status:
             answerStatus(devices: false, context: context)

@@ -2,7 +2,7 @@ import NIOCore
 
 /// Answers a client's requests only as fast as it reads the answers: while its channel is not
 /// writable, requests wait here (in order) and are released once it is writable again. With
-/// `ReadBackpressureHandler` stopping reads meanwhile, a client that sends commands without
+/// NIO's `BackPressureHandler` stopping reads meanwhile, a client that sends commands without
 /// reading cannot make the daemon build answers without bound. More than `maxPending`
 /// waiting requests closes the connection.
 final class RequestPacingHandler: ChannelInboundHandler {

@@ -235,7 +235,7 @@ package final class TrackStateServer: @unchecked Sendable {
             self.counters.clients = self.roster.count
             self.memoryTrim.schedule()
         }
-        try pipeline.addHandler(ReadBackpressureHandler())
+        try pipeline.addHandler(BackPressureHandler())
         try pipeline.addHandler(outbound)
         try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: limits.maxLineLength)))
         try pipeline.addHandler(CommandDecoder(maxLineLength: limits.maxLineLength))
@@ -249,7 +249,7 @@ package final class TrackStateServer: @unchecked Sendable {
         roster.remove(id: victim.id)
         counters.clients = roster.count
         counters.evictedClients += 1
-        let idle = Double(NIODeadline.now().uptimeNanoseconds &- victim.lastActivity) / 1e9
+        let idle = Double(limits.clock() &- victim.lastActivity) / 1e9
         if counters.evictedClients == 1 || counters.evictedClients % 100 == 0 {
             logger.notice(
                 """

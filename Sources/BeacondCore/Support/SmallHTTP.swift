@@ -30,7 +30,7 @@ enum SmallHTTP {
 
     /// The listener both servers use: `connections` admits each connection (fair share per peer)
     /// and its server channel backs off when descriptors run out (`AcceptBackoffHandler`). Each
-    /// connection reads only while it is writable (`ReadBackpressureHandler`), a little at a time
+    /// connection reads only while it is writable (NIO's `BackPressureHandler`), a little at a time
     /// (at most 4 KiB a read, one read per cycle: the pipelined requests one read can bring stay
     /// few), and holds at most 32 KiB of unsent answers before it counts as backed up; then NIO's
     /// pipelining handler and the `route` of the server's handler (which waits for writability)
@@ -57,7 +57,7 @@ enum SmallHTTP {
                 channel.eventLoop.makeCompletedFuture {
                     guard let connection = connections.admit(channel) else { return }
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(ReadBackpressureHandler())
+                    try sync.addHandler(BackPressureHandler())
                     try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
                     try handlers(channel, connection)
                 }

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// and when the browser is backed up (the channel is not writable) only the newest event is
 /// kept, sent when it is writable again: a slow browser never holds up the others. A request
 /// that arrives while the connection is not writable (a client sending requests without reading
-/// the answers) waits until it is: with `ReadBackpressureHandler` and NIO's pipelining handler
+/// the answers) waits until it is: with NIO's `BackPressureHandler` and NIO's pipelining handler
 /// (which delivers one request at a time), the answers held for a client stay bounded.
 final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
     typealias InboundIn = HTTPServerRequestPart
