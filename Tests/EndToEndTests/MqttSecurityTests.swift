@@ -40,7 +40,8 @@ struct MqttSecurityTests {
         let bad = try Self.daemon(scratch, node: "tls-bad", mqtt: "  url: \(broker.tlsURL)\n  ca_file: \(other.cert)\n")
         #expect(bad.waitForLog("TLS handshake with \(broker.tlsURL) failed"))
         // Several attempts (0.5 s, 1 s, 2 s apart) as the broker sees them, one warning.
-        #expect(blockingWaitUntil(within: 10, intervalMicros: 50_000) { Self.connections(broker) >= connectionsBefore + 3 })
+        #expect(
+            blockingWaitUntil(within: 10, intervalMicros: 50_000) { Self.connections(broker) >= connectionsBefore + 3 })
         #expect(Self.warnings(bad, containing: "TLS handshake") == 1, "\(bad.logText)")
         #expect(bad.logText.contains("certificate verify failed"), "\(bad.logText)")
         #expect(bad.logText.contains("check mqtt.ca_file"))
