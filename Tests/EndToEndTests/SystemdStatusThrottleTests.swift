@@ -29,4 +29,28 @@ import Testing
         }
         #expect(statuses.allSatisfy { $0.text.contains(" beacons") }, "\(statuses.map(\.text))")
     }
+
+    /// STOPPING=1 goes as the graceful shutdown begins (before the socket's clients get their bye,
+    /// which comes after the scanner and the hub have stopped), and only once.
+    @Test func stoppingIsSentOnceAsTheShutdownBegins() throws {
+        let systemd = try FakeNotifySocket(abstract: false)
+        let daemon = try DaemonProcess(
+            ["--backend", "replay", "--replay", ReplayCommandTests.example, "--speed", "1", "--loop"],
+            environment: ["NOTIFY_SOCKET": systemd.environmentValue])
+        defer { _ = daemon.stop() }
+        #expect(daemon.waitForLog("listening"))
+        let client = try LineClient(path: daemon.socket)
+        #expect(client.next(type: "state") != nil)
+        #expect(kill(daemon.pid, SIGTERM) == 0)
+        #expect(client.next(type: "bye") != nil)
+        let byeAt = Date().timeIntervalSince1970
+        #expect(daemon.waitForExit())
+        // Every datagram it sent (the kernel's arrival times), until two quiet seconds.
+        var stopping: [Double] = []
+        while let datagram = systemd.receiveStamped() {
+            if datagram.text == "STOPPING=1" { stopping.append(datagram.time) }
+        }
+        #expect(stopping.count == 1, "\(stopping)")
+        #expect((stopping.first ?? .infinity) <= byeAt, "STOPPING=1 at \(stopping), bye read at \(byeAt)")
+    }
 }

@@ -256,6 +256,9 @@ package final class Daemon {
         }
         if let poller { services.append(poller) }
         if let backend { services.append(backend) }
+        // Last, so the first to hear of a graceful shutdown: systemd learns of the stop at once.
+        let stopping = SystemdStoppingService(notifier: notifier)
+        services.append(stopping)
         let serviceGroup = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -267,7 +270,8 @@ package final class Daemon {
             failure = error
             logger.error("stopping after an error: \(error)")
         }
-        _ = notifier.stopping()
+        // A stop for an error never started a graceful shutdown: STOPPING=1 goes now.
+        stopping.sendOnce()
         try? await group.shutdownGracefully()
         try? await httpGroup?.shutdownGracefully()
         logger.info("beacond stopped")

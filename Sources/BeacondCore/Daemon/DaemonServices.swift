@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// The socket server as a service of the daemon's group. The daemon starts it listening before
 /// the group runs, so a second daemon on the same socket fails before its scanner touches the
@@ -44,5 +45,27 @@ struct MqttPublisherService: Service {
         try? await gracefulShutdown()
         let publisher = publisher
         await Task.detached { publisher.stop() }.value
+    }
+}
+
+/// Tells systemd `STOPPING=1` as a graceful shutdown begins: the last service of the group, so
+/// the first the group tells (it stops its services in reverse order). Sent once, whichever
+/// comes first: this, or the daemon's end after an error.
+final class SystemdStoppingService: Service, Sendable {
+    private let notifier: SystemdNotifier
+    private let sent = Atomic<Bool>(false)
+
+    init(notifier: SystemdNotifier) {
+        self.notifier = notifier
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        sendOnce()
+    }
+
+    func sendOnce() {
+        guard !sent.exchange(true, ordering: .relaxed) else { return }
+        _ = notifier.stopping()
     }
 }
