@@ -12,7 +12,8 @@ import Synchronization
 /// never call libmosquitto: they hand work over and call `wake()`, and the `pump` handler publishes it
 /// on the network thread, which writes it at once. A publish so costs no second thread's wake-up and
 /// none of libmosquitto's socket-pair wake-ups (its threaded mode's).
-// @unchecked Sendable: libmosquitto's handle is used on the network thread only; others use its atomics and wake signal.
+// @unchecked Sendable: libmosquitto's handle is used on the network thread only; others use its
+// atomics and wake signal.
 package final class MosquittoClient: @unchecked Sendable {
     package struct SetupError: Error, CustomStringConvertible {
         package let description: String

@@ -79,9 +79,9 @@ package final class TrackStateServer: @unchecked Sendable {
             if self.clientCap < self.maxClients {
                 self.logger.warning(
                     """
-                    max_clients \(self.maxClients) lowered to \(self.clientCap): the open-file limit \(descriptorLimit) \
-                    leaves room for that many clients at 2 descriptors each, beside those kept for the daemon's own \
-                    files (raise LimitNOFILE= to serve more)
+                    max_clients \(self.maxClients) lowered to \(self.clientCap): the open-file limit \
+                    \(descriptorLimit) leaves room for that many clients at 2 descriptors each, beside those \
+                    kept for the daemon's own files (raise LimitNOFILE= to serve more)
                     """)
             }
             let descriptor: CInt
@@ -193,8 +193,9 @@ package final class TrackStateServer: @unchecked Sendable {
 
     // MARK: Clients
 
-    /// Sets up an accepted connection (`descriptor`, now NIO's) of user `uid`: a session, or a refusal when the server is
-    /// full and `uid` holds as many connections as any other user (see `ClientRoster`).
+    /// Sets up an accepted connection (`descriptor`, now NIO's) of user `uid`: a session, or a
+    /// refusal when the server is full and `uid` holds as many connections as any other user (see
+    /// `ClientRoster`).
     private func initialize(_ channel: Channel, uid: UInt32, descriptor: CInt) throws {
         let pipeline = channel.pipeline.syncOperations
         guard phase == .running else {
