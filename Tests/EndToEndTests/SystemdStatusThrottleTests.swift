@@ -9,13 +9,19 @@ import Testing
         ((try? daemon.status())?["state"] as? [String: Any])?["seq"] as? Int
     }
 
+    /// A looping replay daemon at `speed` that notifies `systemd`, listening.
+    static func daemon(speed: String, notifying systemd: FakeNotifySocket) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(
+            ["--backend", "replay", "--replay", ReplayCommandTests.example, "--speed", speed, "--loop"],
+            environment: ["NOTIFY_SOCKET": systemd.environmentValue])
+        #expect(daemon.waitForLog("listening"))
+        return daemon
+    }
+
     @Test func aStormOfPublicationsSendsAtMostOneStatusLineASecond() throws {
         let systemd = try FakeNotifySocket(abstract: false)
-        let daemon = try DaemonProcess(
-            ["--backend", "replay", "--replay", ReplayCommandTests.example, "--speed", "1000", "--loop"],
-            environment: ["NOTIFY_SOCKET": systemd.environmentValue])
+        let daemon = try Self.daemon(speed: "1000", notifying: systemd)
         defer { _ = daemon.stop() }
-        #expect(daemon.waitForLog("listening"))
         let before = Self.seq(daemon)
         let datagrams = systemd.collect(for: 3.5)
         let after = Self.seq(daemon)
@@ -34,11 +40,8 @@ import Testing
     /// which comes after the scanner and the hub have stopped), and only once.
     @Test func stoppingIsSentOnceAsTheShutdownBegins() throws {
         let systemd = try FakeNotifySocket(abstract: false)
-        let daemon = try DaemonProcess(
-            ["--backend", "replay", "--replay", ReplayCommandTests.example, "--speed", "1", "--loop"],
-            environment: ["NOTIFY_SOCKET": systemd.environmentValue])
+        let daemon = try Self.daemon(speed: "1", notifying: systemd)
         defer { _ = daemon.stop() }
-        #expect(daemon.waitForLog("listening"))
         let client = try LineClient(path: daemon.socket)
         #expect(client.next(type: "state") != nil)
         #expect(kill(daemon.pid, SIGTERM) == 0)
