@@ -138,6 +138,7 @@ let package = Package(
                 "BLEPayload",
                 "CircuitState",
                 "CBlueZ",
+                "CLinux",
                 "BeacondTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

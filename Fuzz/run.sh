@@ -51,7 +51,7 @@ REMOTE_FILES=$(echo $REMOTE_FILES)
 DBUS_FILES=$(echo $DBUS_FILES)
 CORE_TARGETS="
 remote-state|Core/FuzzRemoteState.swift|$REMOTE_FILES|65536
-socket-requests|Core/FuzzSocketRequests.swift|Publisher/LineFrameDecoder.swift Protocol/ClientRequest.swift $JSON_FILES|8192
+socket-requests|Core/FuzzSocketRequests.swift|SocketServer/LineFrameDecoder.swift Protocol/ClientRequest.swift $JSON_FILES|8192
 config-yaml|Core/FuzzConfigYAML.swift|*|16384
 dbus-values|Core/FuzzDBusValues.swift|$DBUS_FILES|8192
 "

@@ -1,23 +1,11 @@
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Testing
 
-/// The real public captures in ../shared/captures and what Wireshark's dissector
-/// made of them (expected/NAME.jsonl).
-enum SharedCaptures {
-    static let directory: URL = {
-        if let override = ProcessInfo.processInfo.environment["BEACOND_SHARED_CAPTURES"] {
-            return URL(fileURLWithPath: override)
-        }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/captures")
-    }()
-
-    static var available: Bool {
-        FileManager.default.fileExists(atPath: directory.appendingPathComponent("expected").path)
-    }
-
+/// The shared captures this suite reads (with what Wireshark's dissector made of them,
+/// expected/NAME.jsonl), and the notice when they are absent.
+extension SharedCaptures {
     static let hciCaptures = [
         "phlash_blefun__btsnoop_hci.log",
         "csacca_horizon74__btsnoop_hci.log",

@@ -72,13 +72,3 @@ struct BeacondProcess {
         return directory.appendingPathComponent(name).path
     }
 }
-
-enum SharedCaptures {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/captures")
-
-    static var available: Bool { FileManager.default.fileExists(atPath: directory.path) }
-
-    static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-}

@@ -1,4 +1,5 @@
 import BLEPayload
+import BeacondTestSupport
 import Foundation
 import Testing
 
@@ -49,8 +50,7 @@ import Testing
     }
 
     static func sharedCaptures() -> [String] {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/captures")
+        let folder = SharedCaptures.directory
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.filter { !$0.hasSuffix(".jsonl") && $0 != "expected" }.sorted()
             .map { folder.appendingPathComponent($0).path }

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 import Synchronization
@@ -141,10 +142,21 @@ import Testing
 /// How many clients the socket serves within an open-file limit.
 @Suite struct SocketClientCapTests {
     @Test(arguments: [
-        (1024, 65536, 1024), (1024, 20000, 1024), (1024, 1024, 384), (1024, 64, 16), (1024, 40, 4),
-        (1024, 10, 1), (1024, -1, 1024), (8, 64, 8), (0, 64, 0),
+        (1024, 65536, 30, 1024), (1024, 20000, 30, 1024), (1024, 1024, 30, 433), (1024, 64, 20, 14),
+        (1024, 64, 40, 4), (1024, 40, 20, 2), (1024, 10, 5, 1), (1024, -1, 30, 1024), (8, 64, 20, 8),
+        (0, 64, 20, 0),
     ])
-    func clientsLeaveRoomForTheDaemonsOwnFiles(maxClients: Int, descriptorLimit: Int, cap: Int) {
-        #expect(TrackStateServer.clientCap(maxClients: maxClients, descriptorLimit: descriptorLimit) == cap)
+    func clientsLeaveRoomForTheDaemonsOwnFiles(maxClients: Int, descriptorLimit: Int, open: Int, cap: Int) {
+        let computed = TrackStateServer.clientCap(
+            maxClients: maxClients, descriptorLimit: descriptorLimit, openDescriptors: open)
+        #expect(computed == cap)
+    }
+
+    @Test func theOpenDescriptorsAreCounted() throws {
+        let before = TrackStateServer.openDescriptorCount()
+        let extra = (0..<5).map { _ in dup(0) }
+        defer { for fd in extra { close(fd) } }
+        #expect(before > 0)
+        #expect(TrackStateServer.openDescriptorCount() == before + 5)
     }
 }

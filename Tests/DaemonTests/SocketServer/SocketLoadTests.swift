@@ -1,5 +1,6 @@
 import BLEPayload
 import BeacondTestSupport
+import CLinux
 import Foundation
 import NIOCore
 import Testing

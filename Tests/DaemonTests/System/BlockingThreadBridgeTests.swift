@@ -25,18 +25,19 @@ import Testing
     @Test func cancellationStopsTheLoop() async throws {
         let stops = Counter()
         let stopSignal = try WakeSignal()
-        let started = try WakeSignal()
+        let (started, start) = AsyncStream.makeStream(of: Void.self)
         let task = Task {
             try await BlockingThreadBridge.run(stop: {
                 stops.value.add(1, ordering: .relaxed)
                 stopSignal.signal()
             }) {
-                started.signal()
+                start.yield()
                 stopSignal.wait(micros: 10_000_000)
             }
         }
-        // The loop runs, blocked on its stop signal, before the task is cancelled.
-        #expect(started.wait(micros: 5_000_000))
+        // The loop runs, blocked on its stop signal, before the task is cancelled (awaited, so
+        // no cooperative thread is held meanwhile).
+        for await _ in started { break }
         task.cancel()
         try await task.value
         #expect(stops.count >= 1)

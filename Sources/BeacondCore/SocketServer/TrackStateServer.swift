@@ -75,13 +75,15 @@ package final class TrackStateServer: @unchecked Sendable {
             guard self.phase == .idle else { return loop.makeFailedFuture(TrackStateServerError.alreadyStarted) }
             self.phase = .starting
             let descriptorLimit = Self.raiseOpenFileLimit()
-            self.clientCap = Self.clientCap(maxClients: self.maxClients, descriptorLimit: descriptorLimit)
+            self.clientCap = Self.clientCap(
+                maxClients: self.maxClients, descriptorLimit: descriptorLimit,
+                openDescriptors: Self.openDescriptorCount())
             if self.clientCap < self.maxClients {
                 self.logger.warning(
                     """
                     max_clients \(self.maxClients) lowered to \(self.clientCap): the open-file limit \
-                    \(descriptorLimit) leaves room for that many clients at 2 descriptors each, beside those \
-                    kept for the daemon's own files (raise LimitNOFILE= to serve more)
+                    \(descriptorLimit) leaves room for that many clients at 2 descriptors each, beside the \
+                    daemon's open files and those kept for its own use (raise LimitNOFILE= to serve more)
                     """)
             }
             let descriptor: CInt
@@ -307,14 +309,28 @@ package final class TrackStateServer: @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// How many clients fit in `descriptorLimit` open files: each takes two (NIO's and the direct
-    /// writes' duplicate), and a quarter of the limit (at least 32) stays free for the daemon's
-    /// own files (captures, state files, the metrics listener, MQTT), so clients can never starve
-    /// it of descriptors. A limit that cannot be read (-1) leaves `maxClients` as it is.
-    static func clientCap(maxClients: Int, descriptorLimit: Int) -> Int {
+    /// How many clients fit in `descriptorLimit` open files when `openDescriptors` are open at
+    /// start: each client takes two (NIO's and the direct writes' duplicate), and an eighth of the
+    /// limit (at least 16) stays free for the daemon's own later files (a replay's capture, state
+    /// files, metrics and MQTT connections), so clients can never starve it of descriptors. A
+    /// limit that cannot be read (-1) leaves `maxClients` as it is.
+    static func clientCap(maxClients: Int, descriptorLimit: Int, openDescriptors: Int) -> Int {
         guard descriptorLimit > 0 else { return maxClients }
-        let kept = max(32, descriptorLimit / 4)
-        return min(maxClients, max(1, (descriptorLimit - kept) / 2))
+        let kept = max(16, descriptorLimit / 8)
+        let free = descriptorLimit - max(0, openDescriptors) - kept
+        return min(maxClients, max(1, free / 2))
+    }
+
+    /// Descriptors this process has open now (/proc/self/fd), 0 when it cannot be read.
+    static func openDescriptorCount() -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != 0x2E { count += 1 }
+        }
+        // Not counting the descriptor of the listing itself.
+        return max(0, count - 1)
     }
 
     /// Raises the soft RLIMIT_NOFILE to the hard limit, so `max_clients` is reachable.

@@ -1,4 +1,5 @@
 import BeacondTestSupport
+import CLinux
 import Foundation
 import NIOCore
 import Testing
