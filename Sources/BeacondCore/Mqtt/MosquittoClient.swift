@@ -336,8 +336,7 @@ package final class MosquittoClient: @unchecked Sendable {
         while !isStopping {
             let left = deadline - MonotonicClock.micros()
             guard left > 0 else { return }
-            var probe = pollfd(fd: wakeSignal.descriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&probe, 1, Int32(clamping: (left + 999) / 1000)) > 0 { wakeSignal.drain() }
+            if wakeSignal.wait(micros: left) { wakeSignal.drain() }
         }
     }
 

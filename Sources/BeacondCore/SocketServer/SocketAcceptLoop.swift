@@ -62,7 +62,7 @@ final class SocketAcceptLoop: Sendable {
     func run(accepted: ([Connection]) -> Void, exhausted: (CInt, Int32) -> Void) throws(Failure) {
         var backoff = Self.firstBackoffMillis
         while !stopping.load(ordering: .acquiring) {
-            guard waitForListener(timeoutMillis: -1) else { continue }
+            guard waitForListener() else { continue }
             var batch: [Connection] = []
             while !stopping.load(ordering: .acquiring) {
                 let descriptor = accept(listener)
@@ -82,7 +82,8 @@ final class SocketAcceptLoop: Sendable {
                 batch.removeAll()
                 guard Self.isExhaustion(code) else { throw Failure(code: code) }
                 exhausted(code, backoff)
-                waitForWake(timeoutMillis: backoff)
+                // The back-off is a wait on the wake signal, never a sleep: `stop()` ends it.
+                wake.wait(micros: Int64(backoff) * 1000)
                 backoff = min(backoff * 2, Self.longestBackoffMillis)
                 break
             }
@@ -95,21 +96,14 @@ final class SocketAcceptLoop: Sendable {
     }
 
     /// True when the listener has a connection waiting; false on a wake or an interrupted poll.
-    private func waitForListener(timeoutMillis: Int32) -> Bool {
+    private func waitForListener() -> Bool {
         var descriptors = [
             pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
         ]
-        guard poll(&descriptors, 2, timeoutMillis) > 0 else { return false }
+        guard poll(&descriptors, 2, -1) > 0 else { return false }
         if descriptors[1].revents != 0 { wake.drain() }
         return descriptors[0].revents != 0
-    }
-
-    /// Waits up to `timeoutMillis` for `stop()`: the back-off is a wait on the wake signal, never a
-    /// sleep.
-    private func waitForWake(timeoutMillis: Int32) {
-        var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-        _ = poll(&descriptor, 1, timeoutMillis)
     }
 
     /// The peer's user id (SO_PEERCRED), nil when the kernel does not give it.

@@ -25,7 +25,7 @@ package final class TrackStateServer: @unchecked Sendable {
     /// `max_clients` as configured.
     let maxClients: Int
     /// The clients served at once: `max_clients`, or fewer when the open-file limit leaves no room
-    /// for that many (`clientCap(maxClients:descriptorLimit:)`). Set by `start()`.
+    /// for that many (`clientCap(maxClients:descriptorLimit:openDescriptors:)`). Set by `start()`.
     private(set) var clientCap: Int
     /// A listening socket handed over by systemd (socket activation): used as is, never unlinked.
     let inheritedDescriptor: CInt?
