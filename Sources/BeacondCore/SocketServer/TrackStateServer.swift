@@ -323,14 +323,21 @@ package final class TrackStateServer: @unchecked Sendable {
 
     /// Descriptors this process has open now (/proc/self/fd), 0 when it cannot be read.
     static func openDescriptorCount() -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return 0 }
+        // Not counting the descriptor of the listing itself.
+        max(0, entryCount(inDirectory: "/proc/self/fd") - 1)
+    }
+
+    /// Entries of a directory other than `.` and `..`; 0 when it cannot be read.
+    static func entryCount(inDirectory path: String) -> Int {
+        guard let directory = opendir(path) else { return 0 }
         defer { closedir(directory) }
         var count = 0
         while let entry = readdir(directory) {
-            if entry.pointee.d_name.0 != 0x2E { count += 1 }
+            let name = entry.pointee.d_name
+            let isDots = name.0 == 0x2E && (name.1 == 0 || (name.1 == 0x2E && name.2 == 0))
+            if !isDots { count += 1 }
         }
-        // Not counting the descriptor of the listing itself.
-        return max(0, count - 1)
+        return count
     }
 
     /// Raises the soft RLIMIT_NOFILE to the hard limit, so `max_clients` is reachable.

@@ -152,11 +152,18 @@ import Testing
         #expect(computed == cap)
     }
 
-    @Test func theOpenDescriptorsAreCounted() throws {
-        let before = TrackStateServer.openDescriptorCount()
-        let extra = (0..<5).map { _ in dup(0) }
-        defer { for fd in extra { close(fd) } }
-        #expect(before > 0)
-        #expect(TrackStateServer.openDescriptorCount() == before + 5)
+    /// Counted on a directory of its own: /proc/self/fd changes under tests running in parallel.
+    @Test func theEntriesOfADirectoryAreCounted() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fd-count-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(TrackStateServer.entryCount(inDirectory: directory.path) == 0)
+        for name in ["0", "1", "2", ".hidden", "..."] {
+            try Data().write(to: directory.appendingPathComponent(name))
+        }
+        #expect(TrackStateServer.entryCount(inDirectory: directory.path) == 5)
+        #expect(TrackStateServer.entryCount(inDirectory: directory.path + "/missing") == 0)
+        #expect(TrackStateServer.openDescriptorCount() >= 3)
     }
 }
