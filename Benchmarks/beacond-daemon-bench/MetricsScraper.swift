@@ -4,7 +4,7 @@ import NIOPosix
 import Synchronization
 
 /// `--metrics`: the latency run with the daemon's metrics on, as `beacond run --metrics` wires
-/// them: the publish latency observer on the hub (after the publisher's), and a scraper that
+/// them: the publish latency output on the hub (after the publisher's), and a scraper that
 /// takes a scrape (the hop onto the hub's loop, the copy into the handles, the rendering) every
 /// `interval`, far more often than Prometheus would, on a loop of its own like the endpoint's.
 final class MetricsScraper: @unchecked Sendable {
@@ -18,12 +18,7 @@ final class MetricsScraper: @unchecked Sendable {
     private(set) var loopDurations: [Int64] = []
     private(set) var bytes = 0
 
-    /// Adds the latency observer; call before the hub starts, after the publisher was created.
-    func observe(_ hub: TrackStateHub) {
-        metrics.observePublications(of: hub)
-    }
-
-    func start(publisher: TrackStatePublisher, interval: Int64 = 100_000_000) {
+    func start(status: StatusBoard, interval: Int64 = 100_000_000) {
         let loop = group.next()
         thread = BenchThread.start { [self] in
             var next = BenchClock.nanos()
@@ -31,7 +26,7 @@ final class MetricsScraper: @unchecked Sendable {
                 next += interval
                 BenchClock.sleep(until: next)
                 let started = BenchClock.nanos()
-                guard let body = try? metrics.scrape(publisher: publisher, on: loop).wait() else { continue }
+                guard let body = try? metrics.scrape(status: status, on: loop).wait() else { continue }
                 durations.append(BenchClock.nanos() - started)
                 loopDurations.append(metrics.lastLoopMicros.load(ordering: .relaxed) * 1000)
                 bytes = body.count

@@ -127,17 +127,16 @@ enum MqttBench {
         var publisher: MqttPublisher?
         let hooks = LoopHookTimer()
         let pipeline = try BenchPipeline(beforeStart: { hub in
-            hooks.begin(on: hub)
-            defer { hooks.end(on: hub) }
-            guard mqtt else { return }
+            guard mqtt else { return [hooks.begin, hooks.end] }
             var settings = DaemonConfiguration.Mqtt()
             settings.url = setup.broker.url
             settings.node = node
             settings.topicPrefix = topicPrefix
             let made = try MqttPublisher(
-                settings: settings, logger: Logger(label: "bench.mqtt", factory: { _ in SwiftLogNoOpLogHandler() }))
-            made.attach(to: hub)
+                settings: settings, eventLoop: hub.eventLoop,
+                logger: Logger(label: "bench.mqtt", factory: { _ in SwiftLogNoOpLogHandler() }))
             publisher = made
+            return [hooks.begin, made, hooks.end]
         })
         defer { pipeline.close() }
         let beforeMqtt = BenchTasks.ids()
@@ -204,29 +203,27 @@ enum MqttBench {
     }
 }
 
-/// Times the hub's MQTT observers on its loop, in the loop thread's CPU time (a wall clock would count
-/// the time a woken thread preempted it): observers added before and after them (in an "off" phase
+/// Times the hub's MQTT output on its loop, in the loop thread's CPU time (a wall clock would count
+/// the time a woken thread preempted it): outputs connected before and after it (in an "off" phase
 /// around nothing, so the bracketing's own cost cancels out). Loop only.
 final class LoopHookTimer: @unchecked Sendable {
     private var started: Int64 = 0
     private(set) var total: Int64 = 0
+    private(set) lazy var begin: any HubOutput = Hook { [unowned self] in started = Self.threadNanos() }
+    private(set) lazy var end: any HubOutput = Hook { [unowned self] in total += Self.threadNanos() - started }
+
+    /// Runs `body` for every event, and wants beacon updates as the MQTT output does.
+    private final class Hook: HubOutput {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+        var wantsBeaconUpdates: Bool { true }
+        func receive(_ event: HubEvent) { body() }
+    }
 
     private static func threadNanos() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-    }
-
-    func begin(on hub: TrackStateHub) {
-        hub.addPublicationObserver { [self] _ in started = Self.threadNanos() }
-        hub.addSightingObserver { [self] _, _ in started = Self.threadNanos() }
-        hub.addRemoteObserver { [self] _ in started = Self.threadNanos() }
-    }
-
-    func end(on hub: TrackStateHub) {
-        hub.addPublicationObserver { [self] _ in total += Self.threadNanos() - started }
-        hub.addSightingObserver { [self] _, _ in total += Self.threadNanos() - started }
-        hub.addRemoteObserver { [self] _ in total += Self.threadNanos() - started }
     }
 }
 

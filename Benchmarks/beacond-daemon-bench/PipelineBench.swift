@@ -24,27 +24,27 @@ final class BenchPipeline: @unchecked Sendable {
     nonisolated(unsafe) static var baseline = false
 
     /// `scraper`: the daemon's metrics on (`--metrics`), observing the hub and scraping it.
-    /// `beforeStart`: more of the hub's observers (the MQTT run's publisher), added after the socket's.
-    init(scraper: MetricsScraper? = nil, beforeStart: (TrackStateHub) throws -> Void = { _ in }) throws {
+    /// `beforeStart`: more of the hub's outputs (the MQTT run's publisher), connected after the socket's.
+    init(scraper: MetricsScraper? = nil, beforeStart: (TrackStateHub) throws -> [any HubOutput] = { _ in [] }) throws {
         path = "/tmp/beacond-dbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         var logger = Logger(label: "beacond.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
-        // No de-escalation hold: the changing beacon alternates evacuation and red flag every
-        // 10 ms, and this measures the publication path, not the hold (which would keep the
-        // evacuation for at least 0.1 s and turn most changes into repeats).
+        // No de-escalation hold: the changing beacon alternates evacuation and red flag every 10 ms, and
+        // this measures the publication path, not the hold (which would turn most changes into repeats).
         let hub = TrackStateHub(
             eventLoop: group.next(), configuration: FusionConfiguration(deescalationHold: 0), clock: BootClock(),
             backend: "bench", logger: logger)
         self.hub = hub
-        let publisher = TrackStatePublisher(hub: hub)
-        scraper?.observe(hub)
-        try beforeStart(hub)
+        let publisher = TrackStatePublisher(eventLoop: hub.eventLoop)
+        let status = StatusBoard(hub: hub)
+        let latency = scraper.map { [$0.metrics.publishLatencyOutput(clock: hub.clock)] } ?? []
+        hub.connect([publisher] + latency + (try beforeStart(hub)))
         var limits = ClientLimits()
         limits.directWrites = !Self.baseline
-        server = TrackStateServer(publisher: publisher, path: path, limits: limits, logger: logger)
+        server = TrackStateServer(publisher: publisher, status: status, path: path, limits: limits, logger: logger)
         try hub.eventLoop.submit { hub.start() }.wait()
         try server.start().wait()
-        scraper?.start(publisher: publisher)
+        scraper?.start(status: status)
     }
 
     func close() {

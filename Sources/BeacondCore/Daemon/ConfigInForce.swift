@@ -59,3 +59,7 @@ final class ConfigInForce: Sendable {
         return status
     }
 }
+
+extension ConfigInForce: StatusContributor {
+    func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.config = self.status() }
+}

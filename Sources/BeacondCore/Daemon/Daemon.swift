@@ -27,6 +27,7 @@ package final class Daemon {
     private let httpGroup: MultiThreadedEventLoopGroup?
     private let hub: TrackStateHub
     private let publisher: TrackStatePublisher
+    private let status: StatusBoard
     private let server: TrackStateServer
     private let notifier = SystemdNotifier()
     private let backend: (any Service)?
@@ -36,6 +37,8 @@ package final class Daemon {
     private let metricsServer: MetricsServer?
     /// With `mqtt.url`: the venue-wide MQTT publisher (docs/mqtt.md).
     private let mqtt: MqttPublisher?
+    /// The devices heard that are not GeoRacing beacons, for `{"cmd":"status","devices":true}`.
+    private let devices: NearbyDeviceTable
 
     package init(
         configuration: DaemonConfiguration, configurationPath: String?, configurationFile: ConfigFileIdentity?,
@@ -89,24 +92,22 @@ package final class Daemon {
             clock: clock,
             backend: scanner.backend.rawValue, logger: logger)
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
-        publisher = TrackStatePublisher(hub: hub)
+        publisher = TrackStatePublisher(eventLoop: loop)
+        status = StatusBoard(hub: hub)
         server = TrackStateServer(
-            publisher: publisher, path: configuration.socket.path,
+            publisher: publisher, status: status, path: configuration.socket.path,
             maxClients: configuration.socket.maxClients, inheritedDescriptor: inherited,
             logger: logger, logLimiter: .shared)
 
         if let address = configuration.metrics.listen {
-            metricsServer = MetricsServer(address: address, metrics: DaemonMetrics(), publisher: publisher)
+            metricsServer = MetricsServer(address: address, metrics: DaemonMetrics(), status: status)
         } else {
             metricsServer = nil
         }
 
         if configuration.mqtt.url != nil {
             do {
-                let mqtt = try MqttPublisher(settings: configuration.mqtt, logger: logger)
-                // After the socket publisher: the kiosk's line goes out before any MQTT work.
-                mqtt.attach(to: hub)
-                self.mqtt = mqtt
+                mqtt = try MqttPublisher(settings: configuration.mqtt, eventLoop: loop, logger: logger)
             } catch {
                 throw DaemonStartError(description: "\(error)")
             }
@@ -116,7 +117,6 @@ package final class Daemon {
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         let devices = NearbyDeviceTable()
-        publisher.nearbyDevices = devices
         if let replayClock, let capture = scanner.replay {
             backend = ReplayBackend(
                 path: capture, clock: replayClock, loop: scanner.loop,
@@ -155,6 +155,24 @@ package final class Daemon {
             httpGroup = nil
             poller = nil
         }
+        self.devices = devices
+        connectOutputs(clock: clock)
+    }
+
+    /// The hub's outputs, in the order each event reaches them: the socket's clients first (the
+    /// kiosks' line goes out before any other work), then MQTT, systemd's status line, and the
+    /// publish latency (recorded once the line went out to every client). Then the parts of a
+    /// status reply beside the hub's (the socket server adds its own when it starts).
+    private func connectOutputs(clock: any EngineClock) {
+        var outputs: [any HubOutput] = [publisher]
+        if let mqtt { outputs.append(mqtt) }
+        if notifier.isEnabled { outputs.append(SystemdStatusOutput(notifier: notifier, eventLoop: hub.eventLoop)) }
+        if let metricsServer { outputs.append(metricsServer.metrics.publishLatencyOutput(clock: clock)) }
+        hub.connect(outputs)
+        let contributors: [(any StatusContributor)?] = [
+            configInForce, mqtt?.outbox, scanSink, backend as? any StatusContributor, poller, devices,
+        ]
+        for case let contributor? in contributors { status.add(contributor) }
     }
 
     static func pollerConfiguration(url: String, _ remote: DaemonConfiguration.Remote) -> RemotePollerConfiguration {
@@ -177,42 +195,8 @@ package final class Daemon {
         let hub = hub
         let notifier = notifier
         let poller = poller
-        let publisher = publisher
-        if notifier.isEnabled {
-            let loop = hub.eventLoop
-            // At most one line a second (a datagram on the loop each), the latest at the end of a storm.
-            let statusLine = NIOLoopBoundBox.makeBoxSendingValue(
-                KeyedCoalescer<SystemdNotifier.StatusKey, String>(eventLoop: loop, interval: .seconds(1)) {
-                    _, line, _ in
-                    _ = notifier.status(line)
-                }, eventLoop: loop)
-            hub.addPublicationObserver { publication in
-                let state = publication.state
-                let line = """
-                    \(state.decision.modeName) (\(state.source.rawValue)\(state.zone.map { " zone \($0)" } ?? "")), \
-                    \(publication.beaconsHeard) beacons
-                    """
-                statusLine.value.offer(line, for: .status)
-            }
-        }
-        // After the publisher's observer (added when it was created): the latency is recorded
-        // once the line went out to every client.
-        metricsServer?.metrics.observePublications(of: hub)
-        let scanSink = scanSink
-        let scanner = backend as? ScannerStatusReporting
         let logger = logger
-        let mqttOutbox = mqtt?.outbox
-        let configInForce = configInForce
-        try await hub.eventLoop.submit {
-            publisher.addStatusProvider { status in
-                status.config = configInForce.status()
-                if let mqttOutbox { status.mqtt = mqttOutbox.status }
-                if let scanSink { status.scan = scanSink.scanStatus }
-                scanner?.report(into: &status)
-                if let poller { status.remotePoller = poller.pollerStatus }
-            }
-            hub.start()
-        }.get()
+        try await hub.eventLoop.submit { hub.start() }.get()
         do {
             try await server.start().get()
             try await metricsServer?.start()

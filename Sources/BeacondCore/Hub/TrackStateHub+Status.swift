@@ -95,6 +95,7 @@ extension TrackStateHub {
         status.remoteFetches = fusion.remoteSuccesses
         status.remoteFailures = fusion.remoteFailures
         status.published = counters.published
+        status.beaconUpdatesDropped = counters.beaconUpdatesDropped
         return status
     }
 

@@ -5,16 +5,17 @@ import NIOCore
 
 /// The publication core of the daemon: owns the fusion engine and the beacon directory, turns
 /// inputs into publications (deduplicated, numbered by `seq`, one audit line each), and runs the
-/// expiry and staleness timers. It emits values, each rendered once; `TrackStatePublisher` fans them
-/// out to clients.
+/// expiry and staleness timers. It emits `HubEvent`s, each rendered once, to its outputs in the
+/// order they were connected (the socket server's `TrackStatePublisher` first); no output calls
+/// it back.
 ///
 /// Everything happens on one event loop: callers on other threads hop onto `eventLoop` (which is
 /// why it may be shared across threads), and every entry point checks that it runs there.
-/// Observers are added before `start()`, which the starting thread then submits to the loop.
+/// Outputs are connected before `start()`, which the starting thread then submits to the loop.
 // @unchecked Sendable: confined to its event loop, which every entry point checks.
 package final class TrackStateHub: @unchecked Sendable {
     package let eventLoop: EventLoop
-    let clock: EngineClock
+    package let clock: EngineClock
     private let logger: Logger
     private var driver: TimelineDriver
     /// A copy of the engine's configuration: publishing runs inside driver calls, so it must
@@ -28,13 +29,16 @@ package final class TrackStateHub: @unchecked Sendable {
     package private(set) var seq = 0
     private(set) var latest: PublishedState
     private var lastPublicationKey: PublicationKey?
-    private var publicationObservers: [(Publication) -> Void] = []
-    /// Set while some client wants beacon updates: called with the key of every beacon heard, and
-    /// the engine time it was heard at.
-    private var beaconObserver: ((OverrideKey, Int64) -> Void)?
-    /// Sinks beside the socket (the MQTT publisher): every beacon signal ingested, every remote fetch.
-    private var sightingObservers: [(OverrideKey, Int64) -> Void] = []
-    private var remoteObservers: [(RemoteSnapshot) -> Void] = []
+    /// The receivers of every event, in the order connected.
+    private var outputs: [any HubOutput] = []
+    /// Beacon updates, at most one per beacon per `beaconUpdateInterval` (`KeyedCoalescer`),
+    /// offered only while an output wants them. Beyond its 16,384 beacons in their window (four
+    /// times the engine's table) an update is dropped and counted.
+    private lazy var beaconUpdates = KeyedCoalescer<OverrideKey, Int64>(
+        eventLoop: eventLoop, interval: .microseconds(Self.beaconUpdateInterval), maxKeys: 16_384
+    ) { [unowned self] key, time, atOnce in
+        emitBeaconUpdate(key, at: atOnce ? time : nil)
+    }
     private var spoofWarnings = SpoofWarningLimiter()
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
@@ -51,7 +55,12 @@ package final class TrackStateHub: @unchecked Sendable {
         package var signals = 0
         var rejectedFrames = 0
         package var published = 0
+        /// Beacon updates the coalescer had no room for.
+        package var beaconUpdatesDropped = 0
     }
+
+    /// The shortest time between two updates of one beacon, µs.
+    static let beaconUpdateInterval: Int64 = 250_000
 
     /// The fields whose change makes a new state message (and a new `seq`).
     private struct PublicationKey: Equatable {
@@ -81,30 +90,11 @@ package final class TrackStateHub: @unchecked Sendable {
 
     var engine: FusionEngine { driver.engine }
 
-    /// Adds `observer` for every publication, called in the order added; before `start()` only,
-    /// so the first publication reaches every observer.
-    package func addPublicationObserver(_ observer: @escaping (Publication) -> Void) {
-        precondition(!started, "publication observers are added before the hub starts")
-        publicationObservers.append(observer)
-    }
-
-    /// `observer` hears the key and engine time of every beacon signal ingested; before `start()` only.
-    package func addSightingObserver(_ observer: @escaping (OverrideKey, Int64) -> Void) {
-        precondition(!started, "sighting observers are added before the hub starts")
-        sightingObservers.append(observer)
-    }
-
-    /// `observer` hears every remote state fetched, after the engine took it; before `start()` only.
-    package func addRemoteObserver(_ observer: @escaping (RemoteSnapshot) -> Void) {
-        precondition(!started, "remote observers are added before the hub starts")
-        remoteObservers.append(observer)
-    }
-
-    /// `observer` hears the key of every beacon signal ingested from now on; nil stops it. The
-    /// publisher sets one only while a client subscribed to beacon updates.
-    func setBeaconObserver(_ observer: ((OverrideKey, Int64) -> Void)?) {
-        eventLoop.preconditionInEventLoop()
-        beaconObserver = observer
+    /// Connects `outputs`, after those connected before; every event reaches them in that order.
+    /// Before `start()` only, so the first publication reaches every output.
+    package func connect(_ outputs: [any HubOutput]) {
+        precondition(!started, "outputs are connected before the hub starts")
+        self.outputs += outputs
     }
 
     /// Publishes the initial state and starts the suspend check; call once, on the loop.
@@ -141,15 +131,14 @@ package final class TrackStateHub: @unchecked Sendable {
         let now = time ?? clock.now()
         let key = input(signal, address: address, rssi: rssi, txPower: txPower, at: now)
         if !groupsInputs { driver.settle(emit: publish) }
-        if let beaconObserver { beaconObserver(key, now) }
-        for observer in sightingObservers { observer(key, now) }
+        if wantsBeaconUpdates { offerBeaconUpdate(key, at: now) }
         rescheduleTimer()
     }
 
     /// A live scanner's signals and rejected frames, in the order heard. The signals heard at one
     /// time (one read of the adapter) are evaluated together, as the engine's inputs sharing a
-    /// timestamp are: one evaluation and one timer check per read, not per report. The beacon and
-    /// sighting observers hear the batch after its publications.
+    /// timestamp are: one evaluation and one timer check per read, not per report. Beacon updates
+    /// follow the batch's publications.
     func ingest(_ batch: ScannedSignalBatch) {
         eventLoop.preconditionInEventLoop()
         counters.rejectedFrames += batch.rejectedFrames
@@ -158,11 +147,9 @@ package final class TrackStateHub: @unchecked Sendable {
             _ = input(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
         }
         if !groupsInputs { driver.settle(emit: publish) }
-        if beaconObserver != nil || !sightingObservers.isEmpty {
+        if wantsBeaconUpdates {
             for item in batch.signals {
-                let key = OverrideKey(signal: item.signal, address: item.address)
-                if let beaconObserver { beaconObserver(key, item.time) }
-                for observer in sightingObservers { observer(key, item.time) }
+                offerBeaconUpdate(OverrideKey(signal: item.signal, address: item.address), at: item.time)
             }
         }
         rescheduleTimer()
@@ -196,7 +183,7 @@ package final class TrackStateHub: @unchecked Sendable {
         driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
         if !groupsInputs { driver.settle(emit: publish) }
         rescheduleTimer()
-        for observer in remoteObservers { observer(snapshot) }
+        emit(.remoteFetched(snapshot))
     }
 
     func remoteFailed(reason: String, at time: Int64? = nil) {
@@ -298,9 +285,29 @@ package final class TrackStateHub: @unchecked Sendable {
             wallMicros: MonotonicClock.wallMicros())
         let publication = Publication(
             seq: seq, state: state, message: StateMessage(seq: seq, view: view), beaconsHeard: directory.count)
-        // Observers first (the publisher sends to clients): the audit line can wait a few microseconds.
-        for observer in publicationObservers { observer(publication) }
+        // Outputs first (the socket's clients): the audit line can wait a few microseconds.
+        emit(.published(publication))
         audit(state)
+    }
+
+    private func emit(_ event: HubEvent) {
+        for output in outputs { output.receive(event) }
+    }
+
+    // MARK: Beacon updates
+
+    private var wantsBeaconUpdates: Bool {
+        outputs.contains { $0.wantsBeaconUpdates }
+    }
+
+    private func offerBeaconUpdate(_ key: OverrideKey, at time: Int64) {
+        if beaconUpdates.offer(time, for: key) == .refused { counters.beaconUpdatesDropped += 1 }
+    }
+
+    /// Emits `key`'s report as of engine time `time` (nil: now), if an output still wants it.
+    private func emitBeaconUpdate(_ key: OverrideKey, at time: Int64?) {
+        guard wantsBeaconUpdates, let report = beaconReport(for: key, at: time) else { return }
+        emit(.beaconUpdate(BeaconUpdate(key: key, report: report)))
     }
 
     /// Publishes again if something outside the engine's decision changed (scanner, configuration).

@@ -13,7 +13,7 @@ protocol TrackStateSubscriber: AnyObject {
     func deliverDirectly(state line: ByteBuffer) -> Bool
     /// The fan-out's second pass, for a subscriber whose `deliverDirectly(state:)` was false.
     func deliverQueued(state line: ByteBuffer)
-    /// A beacon update line, already coalesced to at most 4 per second per beacon.
+    /// A beacon update line, already coalesced by the hub to at most 4 per second per beacon.
     func deliver(beacon line: ByteBuffer)
 }
 
@@ -22,24 +22,14 @@ extension TrackStateSubscriber {
     func deliverQueued(state line: ByteBuffer) { deliver(state: line) }
 }
 
-/// Fans the hub's publications out: renders each state message once and hands the line to every
-/// subscriber, coalesces beacon updates per beacon (`BeaconThrottle`), and answers status requests
-/// with one rendering shared by a burst of them.
+/// The socket server's output: hands each publication's line (rendered once, by the hub) to every
+/// subscriber, and each beacon update to the subscribers that asked for them. Status requests go
+/// to the `StatusBoard`, to which it adds its counters.
 ///
-/// It lives on the hub's event loop, and every entry point checks that it runs there. Its own
-/// timing (the throttle's windows, the status line's reuse) runs on that loop's clock, so an
-/// `EmbeddedEventLoop` drives it in tests. Create it before the hub starts.
+/// It lives on the hub's event loop, and every entry point checks that it runs there.
 // @unchecked Sendable: confined to the hub's event loop (every entry point runs there).
-package final class TrackStatePublisher: @unchecked Sendable {
-    /// How long one status line answers every client that asks, while no state is published:
-    /// building one for a full table costs milliseconds, and a thousand clients each asking ten
-    /// times a second must not turn that into seconds of the loop's time.
-    static let statusReuseInterval: Int64 = 100_000
-    /// The shortest time between two updates of one beacon, µs.
-    static let beaconInterval: Int64 = 250_000
-
-    package let hub: TrackStateHub
-    package var eventLoop: EventLoop { hub.eventLoop }
+package final class TrackStatePublisher: HubOutput, StatusContributor, @unchecked Sendable {
+    package let eventLoop: any EventLoop
     /// The last state message as sent, for new subscribers; empty before the first publication.
     private(set) var stateLine = ByteBuffer()
     /// The subscribers in one contiguous array, which the fan-out walks; `subscriberSlots` finds
@@ -47,37 +37,32 @@ package final class TrackStatePublisher: @unchecked Sendable {
     private var subscribers: ContiguousArray<TrackStateSubscriber> = []
     private var subscriberSlots: [ObjectIdentifier: Int] = [:]
     private var beaconSubscribers = 0
-    /// Beacon updates, at most one per beacon per `beaconInterval` (`KeyedCoalescer`). Beyond its
-    /// 16,384 beacons in their window (four times the engine's table) an update is dropped.
-    private lazy var beaconUpdates = KeyedCoalescer<OverrideKey, Int64>(
-        eventLoop: eventLoop, interval: .microseconds(Self.beaconInterval), maxKeys: 16_384
-    ) { [unowned self] key, time, atOnce in
-        sendBeacon(key, at: atOnce ? time : nil)
-    }
-    /// The shared status lines: [0] without devices, [1] with them.
-    private var statusCache: [(builtAt: Int64, seq: Int, line: ByteBuffer)?] = [nil, nil]
-    private var statusProviders: [(inout StatusMessage) -> Void] = []
     private(set) var counters = Counters()
-    /// The devices heard that are not GeoRacing beacons, for `{"cmd":"status","devices":true}`;
-    /// nil when no scanner records them (the request then gets an empty list). Set before start.
-    var nearbyDevices: NearbyDeviceTable?
 
     struct Counters {
         var beaconUpdates = 0
-        /// Status requests answered with a line built for an earlier request.
-        var statusReused = 0
     }
 
-    package init(hub: TrackStateHub) {
-        self.hub = hub
-        hub.addPublicationObserver { [weak self] publication in self?.send(publication) }
+    package init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
     }
 
-    /// Adds their typed parts to every status reply (the socket server's counters, the scanner
-    /// backend's, the remote poller's health).
-    func addStatusProvider(_ provider: @escaping (inout StatusMessage) -> Void) {
-        eventLoop.preconditionInEventLoop()
-        statusProviders.append(provider)
+    // MARK: HubOutput
+
+    /// While a subscriber asked for beacon updates.
+    package var wantsBeaconUpdates: Bool { beaconSubscribers > 0 }
+
+    package func receive(_ event: HubEvent) {
+        switch event {
+        case .published(let publication): send(publication)
+        case .beaconUpdate(let update): send(update)
+        case .remoteFetched: break
+        }
+    }
+
+    package func contribute(to status: inout StatusMessage, for query: StatusQuery) {
+        status.counters.beaconUpdates = counters.beaconUpdates
+        status.counters.subscribers = subscribers.count
     }
 
     // MARK: Subscribers
@@ -105,17 +90,11 @@ package final class TrackStatePublisher: @unchecked Sendable {
         recountBeaconSubscribers()
     }
 
-    /// Call when a subscriber's `wantsBeacons` changes. The hub reports heard beacons only while
-    /// some subscriber wants them.
+    /// Call when a subscriber's `wantsBeacons` changes: the hub reports heard beacons only while
+    /// some output wants them.
     func recountBeaconSubscribers() {
         eventLoop.preconditionInEventLoop()
-        let wanted = subscribers.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
-        guard (wanted > 0) != (beaconSubscribers > 0) else {
-            beaconSubscribers = wanted
-            return
-        }
-        beaconSubscribers = wanted
-        hub.setBeaconObserver(wanted > 0 ? { [weak self] key, time in self?.beaconHeard(key, at: time) } : nil)
+        beaconSubscribers = subscribers.reduce(0) { $0 + ($1.wantsBeacons ? 1 : 0) }
     }
 
     var subscriberCount: Int {
@@ -139,64 +118,11 @@ package final class TrackStatePublisher: @unchecked Sendable {
 
     // MARK: Beacons
 
-    /// The loop's clock, microseconds.
-    private var loopMicros: Int64 { Int64(eventLoop.now.uptimeNanoseconds / 1000) }
-
-    private func beaconHeard(_ key: OverrideKey, at time: Int64) {
-        beaconUpdates.offer(time, for: key)
-    }
-
-    /// Sends `key`'s update as of engine time `time` (nil: now).
-    private func sendBeacon(_ key: OverrideKey, at time: Int64?) {
-        guard let beacon = hub.beaconReport(for: key, at: time) else { return }
-        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
+    private func send(_ update: BeaconUpdate) {
+        guard beaconSubscribers > 0 else { return }
+        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: update.report)
         let line = ByteBuffer(bytes: message.line)
         counters.beaconUpdates += 1
         for subscriber in subscribers where subscriber.wantsBeacons { subscriber.deliver(beacon: line) }
-    }
-
-    // MARK: Status
-
-    /// The status line for a client's request: the one built for an earlier request, if it is
-    /// under `statusReuseInterval` old and no state was published since; else a new one.
-    /// With `devices`, the line lists the other devices heard (`statusLine(devices: true)`) and is
-    /// shared only with requests that asked for them too.
-    func sharedStatusLine(devices: Bool = false) -> ByteBuffer {
-        eventLoop.preconditionInEventLoop()
-        let now = loopMicros
-        let slot = devices ? 1 : 0
-        if let cached = statusCache[slot], cached.seq == hub.seq, now >= cached.builtAt,
-            now - cached.builtAt < Self.statusReuseInterval
-        {
-            counters.statusReused += 1
-            return cached.line
-        }
-        let line = ByteBuffer(bytes: statusLine(devices: devices))
-        statusCache[slot] = (now, hub.seq, line)
-        return line
-    }
-
-    /// A `{"type":"status"}` line: `statusMessage(listLimit:devices:)`, rendered.
-    func statusLine(listLimit: Int = TrackStateHub.statusListLimit, devices: Bool = false) -> [UInt8] {
-        statusMessage(listLimit: listLimit, devices: devices).line
-    }
-
-    /// A status message: the hub's (lists cut to `listLimit` entries), the publisher's counters,
-    /// whatever the status providers add, and with `devices` the other devices heard. The metrics
-    /// endpoint takes it with `listLimit` 0, which builds no lists.
-    func statusMessage(listLimit: Int = TrackStateHub.statusListLimit, devices: Bool = false) -> StatusMessage {
-        eventLoop.preconditionInEventLoop()
-        var status = hub.statusMessage(listLimit: listLimit)
-        status.counters.beaconUpdates = counters.beaconUpdates
-        status.counters.statusReused = counters.statusReused
-        status.counters.subscribers = subscribers.count
-        for provider in statusProviders { provider(&status) }
-        if devices {
-            let table = nearbyDevices ?? NearbyDeviceTable()
-            let report = table.report(at: hub.clock.now())
-            status.devices = report.devices
-            status.devicesCounters = report.counters
-        }
-        return status
     }
 }

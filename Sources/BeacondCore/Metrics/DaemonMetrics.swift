@@ -14,9 +14,9 @@ import Synchronization
 /// leaves the loop; the copy into the handles and the rendering happen on the metrics server's
 /// own thread. The loop's cost is one status message per scrape.
 ///
-/// The publish latency histogram is the one thing recorded as it happens: by a publication
-/// observer that the hub calls after the publisher's, so after the state line was written to
-/// every client (off the critical section). Its lock is only ever contended by a scrape
+/// The publish latency histogram is the one thing recorded as it happens: by a hub output
+/// connected after the socket server's, so after the state line was written to every client (off
+/// the critical section). Its lock is only ever contended by a scrape
 /// rendering that histogram.
 package final class DaemonMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
@@ -91,10 +91,10 @@ package final class DaemonMetrics: Sendable {
 
     /// A scrape: the status message from the hub's loop (one hop), then the copy and the rendering
     /// on `loop`, the metrics server's.
-    package func scrape(publisher: TrackStatePublisher, on loop: any EventLoop) -> EventLoopFuture<[UInt8]> {
-        publisher.eventLoop.submit {
+    package func scrape(status board: StatusBoard, on loop: any EventLoop) -> EventLoopFuture<[UInt8]> {
+        board.eventLoop.submit {
             let started = MonotonicClock.micros()
-            let status = publisher.statusMessage(listLimit: 0)
+            let status = board.message(listLimit: 0)
             self.lastLoopMicros.store(MonotonicClock.micros() - started, ordering: .relaxed)
             return status
         }
@@ -118,17 +118,13 @@ package final class DaemonMetrics: Sendable {
         latency.timer.recordNanoseconds(overflow ? .max : nanos)
     }
 
-    /// Adds the latency observer to `hub`; before `hub.start()`, and after the publisher was
-    /// created, so the hub calls it after the publisher's fan-out. The latency runs from the
-    /// publication's engine time (the input's arrival: a report's receipt on CLOCK_BOOTTIME, a
-    /// fetch's, an expiry's deadline) to now, in real time. A replay at maximum speed has no real
-    /// time to measure, and records nothing.
-    package func observePublications(of hub: TrackStateHub) {
-        let clock = hub.clock
-        hub.addPublicationObserver { [self] publication in
-            guard let elapsed = Self.realMicros(from: publication.state.time, clock: clock) else { return }
-            recordPublishLatency(microseconds: elapsed)
-        }
+    /// The hub output that records each publication's latency. Connect it after the socket
+    /// server's publisher, so it runs after the fan-out. The latency runs from the publication's
+    /// engine time (the input's arrival: a report's receipt on CLOCK_BOOTTIME, a fetch's, an
+    /// expiry's deadline) to now, in real time, on `clock` (the hub's). A replay at maximum speed
+    /// has no real time to measure, and records nothing.
+    package func publishLatencyOutput(clock: any EngineClock) -> any HubOutput {
+        PublishLatencyOutput(metrics: self, clock: clock)
     }
 
     /// Real microseconds from engine time `time` to now: the live clock's difference, a replay's
@@ -139,5 +135,22 @@ package final class DaemonMetrics: Sendable {
         guard let replay = clock as? ReplayClock else { return max(0, elapsed) }
         guard case .factor(let factor) = replay.speed, factor > 0 else { return nil }
         return max(0, ReplayClock.clamped(Double(elapsed) / factor))
+    }
+}
+
+private final class PublishLatencyOutput: HubOutput {
+    let metrics: DaemonMetrics
+    let clock: any EngineClock
+
+    init(metrics: DaemonMetrics, clock: any EngineClock) {
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    func receive(_ event: HubEvent) {
+        guard case .published(let publication) = event,
+            let elapsed = DaemonMetrics.realMicros(from: publication.state.time, clock: clock)
+        else { return }
+        metrics.recordPublishLatency(microseconds: elapsed)
     }
 }

@@ -31,16 +31,16 @@ package final class MetricsServer: Sendable {
 
     let address: WebKioskAddress
     let metrics: DaemonMetrics
-    private let publisher: TrackStatePublisher
+    private let status: StatusBoard
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let channel = Mutex<(any Channel)?>(nil)
     let connections: SmallHTTPConnections
     private let shutDown = Mutex(false)
 
-    package init(address: WebKioskAddress, metrics: DaemonMetrics, publisher: TrackStatePublisher) {
+    package init(address: WebKioskAddress, metrics: DaemonMetrics, status: StatusBoard) {
         self.address = address
         self.metrics = metrics
-        self.publisher = publisher
+        self.status = status
         connections = SmallHTTPConnections(
             name: "metrics", eventLoop: group.next(), maxConnections: Self.maxConnections,
             logger: Logger(label: "beacond.metrics"))
@@ -78,13 +78,13 @@ package final class MetricsServer: Sendable {
 
     private func bootstrap() -> ServerBootstrap {
         let metrics = metrics
-        let publisher = publisher
+        let status = status
         let connections = connections
         return SmallHTTP.bootstrap(group: group, backlog: 32, connections: connections) { channel, connection in
             let sync = channel.pipeline.syncOperations
             try sync.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
             try sync.addHandler(
-                MetricsHTTPHandler(connection: connection) { loop in metrics.scrape(publisher: publisher, on: loop) })
+                MetricsHTTPHandler(connection: connection) { loop in metrics.scrape(status: status, on: loop) })
         }
     }
 

@@ -239,3 +239,7 @@ package final class MqttOutbox: Sendable {
         }
     }
 }
+
+extension MqttOutbox: StatusContributor {
+    package func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.mqtt = self.status }
+}

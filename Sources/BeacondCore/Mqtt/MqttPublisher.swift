@@ -9,7 +9,7 @@ import Synchronization
 /// for a copy, never for I/O) and wakes `MosquittoClient`'s network thread, which hands it to
 /// libmosquitto and writes it. The broker being down, slow or refusing us changes nothing on the loop.
 // @unchecked Sendable: its vars are the hub loop's; the network thread reaches it only through the Mutex'd outbox.
-package final class MqttPublisher: @unchecked Sendable {
+package final class MqttPublisher: HubOutput, @unchecked Sendable {
     package let topics: MqttTopics
     package let url: MqttURL
     let qosState: Int32
@@ -34,15 +34,14 @@ package final class MqttPublisher: @unchecked Sendable {
     private let isConnected = ConnectedFlag()
 
     // The hub's loop only:
-    /// Sightings, at most one per beacon a second (`KeyedCoalescer`); made on the hub's loop.
-    private var sightings: KeyedCoalescer<OverrideKey, Int64>?
+    /// Sightings, at most one per beacon a second (`KeyedCoalescer`), each the latest report.
+    private let sightings: KeyedCoalescer<OverrideKey, BeaconReport>
     /// The last published state's members, a slice of its protocol line (no copy).
     private var lastStateFields: ArraySlice<UInt8>?
-    /// Weak: the hub holds this publisher's observers. Read only to report a sighting.
-    private weak var hub: TrackStateHub?
     private var raceControl: RaceControlPart?
 
-    package init(settings: DaemonConfiguration.Mqtt, logger: Logger) throws {
+    /// `eventLoop` is the hub's, on which it receives the hub's events.
+    package init(settings: DaemonConfiguration.Mqtt, eventLoop: any EventLoop, logger: Logger) throws {
         guard let text = settings.url else { throw MosquittoClient.SetupError(description: "mqtt: no url") }
         let url: MqttURL
         do throws(MqttURL.Problem) {
@@ -95,6 +94,9 @@ package final class MqttPublisher: @unchecked Sendable {
         let client = try MosquittoClient(options: options, handlers: handlers)
         self.client = client
         outbox.setWake { client.wake() }
+        sightings = KeyedCoalescer(eventLoop: eventLoop, interval: .seconds(1)) { key, report, _ in
+            Self.sendSighting(report, of: key, topics: topics, outbox: outbox, isConnected: isConnected)
+        }
     }
 
     /// `mqtt.password_file`: its first line.
@@ -109,25 +111,25 @@ package final class MqttPublisher: @unchecked Sendable {
         return String(decoding: line, as: UTF8.self)
     }
 
-    // MARK: Hub hooks (before the hub starts; they run on its loop)
+    // MARK: The hub's events (on its loop)
 
-    /// Hears the hub's publications, sightings and remote fetches. Call after the socket publisher
-    /// was created, so the kiosk's line goes out before any MQTT work.
-    package func attach(to hub: TrackStateHub) {
-        self.hub = hub
-        hub.addPublicationObserver { [self] publication in
+    /// Every beacon heard becomes a sighting.
+    package var wantsBeaconUpdates: Bool { true }
+
+    package func receive(_ event: HubEvent) {
+        switch event {
+        case .published(let publication):
             lastStateFields = MqttPayload.stateFields(publication.message, line: publication.line)
             if let snapshot = publication.state.remote?.snapshot { raceControl = RaceControlPart(snapshot) }
             offerState()
-        }
-        hub.addRemoteObserver { [self] snapshot in
+        case .remoteFetched(let snapshot):
             let part = RaceControlPart(snapshot)
             guard part != raceControl else { return }
             raceControl = part
             offerState()
+        case .beaconUpdate(let update):
+            if sightings.offer(update.report, for: update.key) == .refused { outbox.update { $0.dropSighting() } }
         }
-        let loop = hub.eventLoop
-        hub.addSightingObserver { [self] key, time in sighted(key, at: time, loop: loop) }
     }
 
     private func offerState() {
@@ -136,23 +138,15 @@ package final class MqttPublisher: @unchecked Sendable {
         outbox.update { $0.offer(state: payload) }
     }
 
-    private func sighted(_ key: OverrideKey, at time: Int64, loop: EventLoop) {
-        let sightings =
-            sightings
-            ?? KeyedCoalescer(eventLoop: loop, interval: .seconds(1)) { [unowned self] key, time, atOnce in
-                sendSighting(key, at: atOnce ? time : nil)
-            }
-        self.sightings = sightings
-        if sightings.offer(time, for: key) == .refused { outbox.update { $0.dropSighting() } }
-    }
-
-    private func sendSighting(_ key: OverrideKey, at time: Int64?) {
+    private static func sendSighting(
+        _ report: BeaconReport, of key: OverrideKey, topics: MqttTopics, outbox: MqttOutbox,
+        isConnected: ConnectedFlag
+    ) {
         guard isConnected.value.load(ordering: .acquiring) else {
             outbox.update { $0.dropSighting() }
             return
         }
-        guard let beacon = hub?.beaconReport(for: key, at: time) else { return }
-        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: beacon)
+        let message = BeaconMessage(time: WallTime(micros: MonotonicClock.wallMicros()), beacon: report)
         let sighting = MqttOutboxState.Sighting(
             topic: topics.beacon(key), payload: MqttPayload.sighting(message, node: topics.node))
         outbox.update { $0.offer(sighting: sighting) }

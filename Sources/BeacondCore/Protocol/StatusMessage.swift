@@ -124,6 +124,8 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
     package var remoteFailures = 0
     package var published = 0
     package var beaconUpdates = 0
+    /// Beacon updates dropped for want of room; nil from older daemons, which do not send it.
+    package var beaconUpdatesDropped: Int?
     package var statusReused = 0
     package var subscribers = 0
 
@@ -145,6 +147,7 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
         case remoteFailures = "remote_failures"
         case published
         case beaconUpdates = "beacon_updates"
+        case beaconUpdatesDropped = "beacon_updates_dropped"
         case statusReused = "status_reused"
         case subscribers
     }
@@ -174,6 +177,7 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
         writer.key("remote_failures"); writer.int(remoteFailures)
         writer.key("published"); writer.int(published)
         writer.key("beacon_updates"); writer.int(beaconUpdates)
+        if let beaconUpdatesDropped { writer.key("beacon_updates_dropped"); writer.int(beaconUpdatesDropped) }
         writer.key("status_reused"); writer.int(statusReused)
         writer.key("subscribers"); writer.int(subscribers)
         writer.endObject()

@@ -128,3 +128,7 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
         return ScanStatus(reports: counters.reports, droppedSignals: counters.droppedSignals)
     }
 }
+
+extension HubAdvertisementSink: StatusContributor {
+    package func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.scan = scanStatus }
+}

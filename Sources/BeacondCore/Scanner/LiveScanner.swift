@@ -1,18 +1,14 @@
 import Logging
 import ServiceLifecycle
 
-/// A live backend that adds its own counters to status replies (read on the hub's event loop
-/// while the backend runs on its own thread, so they are atomics).
-protocol ScannerStatusReporting: Sendable {
-    func report(into status: inout StatusMessage)
+// A live backend adds its own counters to status replies (read on the hub's event loop while
+// the backend runs on its own thread, so they are atomics).
+extension HCIScannerBackend: StatusContributor {
+    package func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.hci = hciStatus }
 }
 
-extension HCIScannerBackend: ScannerStatusReporting {
-    func report(into status: inout StatusMessage) { status.hci = hciStatus }
-}
-
-extension BlueZScannerBackend: ScannerStatusReporting {
-    func report(into status: inout StatusMessage) { status.bluez = counters.status }
+extension BlueZScannerBackend: StatusContributor {
+    func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.bluez = counters.status }
 }
 
 /// Builds the live scanner backend a configuration names, feeding `sink`. The replay backend

@@ -185,3 +185,13 @@ package final class NearbyDeviceTable: Sendable {
         return (devices, DeviceCounters(counters, limit: limit, window: window))
     }
 }
+
+/// The devices heard, in the replies that ask for them (`{"cmd":"status","devices":true}`).
+extension NearbyDeviceTable: StatusContributor {
+    package func contribute(to status: inout StatusMessage, for query: StatusQuery) {
+        guard query.devices else { return }
+        let report = report(at: query.now)
+        status.devices = report.devices
+        status.devicesCounters = report.counters
+    }
+}

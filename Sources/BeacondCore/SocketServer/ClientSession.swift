@@ -14,6 +14,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     /// longest-idle connection is the one with the oldest.
     var lastActivity: UInt64
     private let publisher: TrackStatePublisher
+    private let status: StatusBoard
     let outbound: OutboundQueueHandler
     private var statusWindow: RequestWindow
     private let limits: ClientLimits
@@ -28,7 +29,8 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
     private var closing = false
 
     init(
-        id: Int, uid: UInt32, publisher: TrackStatePublisher, outbound: OutboundQueueHandler, limits: ClientLimits,
+        id: Int, uid: UInt32, publisher: TrackStatePublisher, status: StatusBoard, outbound: OutboundQueueHandler,
+        limits: ClientLimits,
         counters: ServerCounters, logger: Logger, logLimiter: LogRateLimiter
     ) {
         self.id = id
@@ -36,6 +38,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
         self.uid = uid
         lastActivity = limits.clock()
         self.publisher = publisher
+        self.status = status
         self.outbound = outbound
         statusWindow = RequestWindow(limit: limits.maxStatusPerSecond)
         self.limits = limits
@@ -156,7 +159,7 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
             answerError("too many status requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
             return
         }
-        let line = publisher.sharedStatusLine(devices: devices)
+        let line = status.sharedLine(devices: devices)
         let held = outbound.heldBytes
         guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1

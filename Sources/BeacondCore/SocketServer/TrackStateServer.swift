@@ -20,6 +20,8 @@ package final class TrackStateServer: @unchecked Sendable {
     static let listenBacklog: Int32 = 4096
 
     let publisher: TrackStatePublisher
+    /// Answers the clients' status requests; the server adds its own part and the publisher's.
+    let status: StatusBoard
     var eventLoop: EventLoop { publisher.eventLoop }
     let path: String
     /// `max_clients` as configured.
@@ -50,12 +52,13 @@ package final class TrackStateServer: @unchecked Sendable {
     let logLimiter: LogRateLimiter
 
     package init(
-        publisher: TrackStatePublisher, path: String = TrackStateServer.defaultPath,
+        publisher: TrackStatePublisher, status: StatusBoard, path: String = TrackStateServer.defaultPath,
         maxClients: Int = TrackStateServer.defaultMaxClients, inheritedDescriptor: CInt? = nil,
         limits: ClientLimits = ClientLimits(), logger: Logger = Logger(label: "beacond.socket"),
         logLimiter: LogRateLimiter = LogRateLimiter()
     ) {
         self.publisher = publisher
+        self.status = status
         self.logLimiter = logLimiter
         self.path = path
         self.maxClients = max(0, maxClients)
@@ -184,11 +187,8 @@ package final class TrackStateServer: @unchecked Sendable {
             throw .bindFailed(path: path, reason: errnoText(error.errno))
         }
         phase = .running
-        let counters = counters
-        let clientCap = clientCap
-        publisher.addStatusProvider { [weak self] status in
-            status.server = counters.status(maxClients: clientCap, queuedBytes: self?.queuedBytes ?? 0)
-        }
+        status.add(publisher)
+        status.add(self)
         let how = inheritedDescriptor.map { "inherited fd \($0)" } ?? "mode 0660"
         logger.info("listening on \(path) (\(how), max_clients \(clientCap))")
     }
@@ -228,7 +228,8 @@ package final class TrackStateServer: @unchecked Sendable {
             limits: limits, counters: counters, logger: clientLogger, logLimiter: logLimiter,
             directWrites: limits.directWrites ? DirectWriteDescriptor(duplicating: descriptor) : nil)
         let session = ClientSession(
-            id: id, uid: uid, publisher: publisher, outbound: outbound, limits: limits, counters: counters,
+            id: id, uid: uid, publisher: publisher, status: status, outbound: outbound, limits: limits,
+            counters: counters,
             logger: clientLogger, logLimiter: logLimiter)
         roster.add(session)
         counters.accepted += 1
@@ -309,54 +310,6 @@ package final class TrackStateServer: @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// How many clients fit in `descriptorLimit` open files when `openDescriptors` are open at
-    /// start: each client takes two (NIO's and the direct writes' duplicate), and an eighth of the
-    /// limit (at least 16) stays free for the daemon's own later files (a replay's capture, state
-    /// files, metrics and MQTT connections), so clients can never starve it of descriptors. A
-    /// limit that cannot be read (-1) leaves `maxClients` as it is.
-    static func clientCap(maxClients: Int, descriptorLimit: Int, openDescriptors: Int) -> Int {
-        guard descriptorLimit > 0 else { return maxClients }
-        let kept = max(16, descriptorLimit / 8)
-        let free = descriptorLimit - max(0, openDescriptors) - kept
-        return min(maxClients, max(1, free / 2))
-    }
-
-    /// Descriptors this process has open now (/proc/self/fd), 0 when it cannot be read.
-    static func openDescriptorCount() -> Int {
-        // Not counting the descriptor of the listing itself.
-        max(0, entryCount(inDirectory: "/proc/self/fd") - 1)
-    }
-
-    /// Entries of a directory other than `.` and `..`; 0 when it cannot be read.
-    static func entryCount(inDirectory path: String) -> Int {
-        guard let directory = opendir(path) else { return 0 }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            let name = entry.pointee.d_name
-            let isDots = name.0 == 0x2E && (name.1 == 0 || (name.1 == 0x2E && name.2 == 0))
-            if !isDots { count += 1 }
-        }
-        return count
-    }
-
-    /// Raises the soft RLIMIT_NOFILE to the hard limit, so `max_clients` is reachable.
-    /// Returns the soft limit in force afterwards.
-    @discardableResult
-    package static func raiseOpenFileLimit() -> Int {
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return -1 }
-        guard limit.rlim_cur < limit.rlim_max else { return Int(clamping: limit.rlim_cur) }
-        var raised = limit
-        raised.rlim_cur = limit.rlim_max
-        if setrlimit(resource, &raised) == 0 { return Int(clamping: raised.rlim_cur) }
-        // An infinite hard limit may be refused (it is capped by fs.nr_open): try a large finite one.
-        raised.rlim_cur = min(limit.rlim_max, 1 << 20)
-        if setrlimit(resource, &raised) == 0 { return Int(clamping: raised.rlim_cur) }
-        return Int(clamping: limit.rlim_cur)
-    }
-
     private static func describe(_ error: Error) -> String {
         if let error = error as? IOError { return errnoText(error.errnoCode) }
         return "\(error)"
@@ -396,5 +349,11 @@ final class RefusingHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: line))).assumeIsolated().whenComplete { _ in
             channel.close(promise: nil)
         }
+    }
+}
+
+extension TrackStateServer: StatusContributor {
+    package func contribute(to status: inout StatusMessage, for query: StatusQuery) {
+        status.server = counters.status(maxClients: clientCap, queuedBytes: queuedBytes)
     }
 }

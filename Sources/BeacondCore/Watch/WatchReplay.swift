@@ -15,7 +15,8 @@ package final class WatchReplay: WatchSource, Sendable {
     package let label: String
     private let group: MultiThreadedEventLoopGroup
     private let hub: TrackStateHub
-    private let publisher: TrackStatePublisher
+    private let status: StatusBoard
+    private let devices = NearbyDeviceTable()
     private let backend: ReplayBackend
     private let serviceGroup: ServiceGroup
     private let failure = Shared<String?>(nil)
@@ -46,9 +47,8 @@ package final class WatchReplay: WatchSource, Sendable {
             eventLoop: group.next(), configuration: configuration.fusionConfiguration(),
             zoneNames: configuration.zones.names, clock: clock, backend: ScannerBackend.replay.rawValue,
             logger: logger)
-        publisher = TrackStatePublisher(hub: hub)
-        let devices = NearbyDeviceTable()
-        publisher.nearbyDevices = devices
+        status = StatusBoard(hub: hub)
+        status.add(devices)
         backend = ReplayBackend(
             path: capture, clock: clock, loop: false, decoder: GeoRacingDecoder(companyID: scanner.companyID),
             devices: devices, hub: hub, logger: logger)
@@ -85,9 +85,9 @@ package final class WatchReplay: WatchSource, Sendable {
     }
 
     package func fetch(devices: Bool) throws(WatchSourceError) -> StatusMessage {
-        let publisher = publisher
+        let status = status
         do {
-            return try hub.eventLoop.submit { publisher.statusMessage(devices: devices) }.wait()
+            return try hub.eventLoop.submit { status.message(devices: devices) }.wait()
         } catch {
             throw WatchSourceError("the replay stopped: \(error)")
         }

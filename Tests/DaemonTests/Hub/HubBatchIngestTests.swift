@@ -34,10 +34,12 @@ import Testing
                 eventLoop: group.next(), configuration: FusionConfiguration(), clock: clock, backend: "hci",
                 logger: Logger(label: "test"))
             sink = HubAdvertisementSink(hub: hub, decoder: GeoRacingDecoder(), devices: devices)
-            hub.addPublicationObserver { [published] publication in
-                let entry = "\(publication.state.decision.modeName) \(publication.message.scanner.state.rawValue)"
-                published.entries.withLock { $0.append(entry) }
-            }
+            hub.connect([
+                PublicationRecorder { [published] publication in
+                    let entry = "\(publication.state.decision.modeName) \(publication.message.scanner.state.rawValue)"
+                    published.entries.withLock { $0.append(entry) }
+                }
+            ])
             try hub.eventLoop.submit { [hub] in hub.start(checkClockEvery: nil) }.wait()
         }
 

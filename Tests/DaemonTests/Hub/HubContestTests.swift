@@ -26,7 +26,7 @@ import Testing
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: logger)
-        let publisher = TrackStatePublisher(hub: hub)
+        let publisher = TrackStatePublisher(connectedTo: hub)
         let handed = HandedToLoop(body: body)
         try loop.submit {
             hub.start(checkClockEvery: nil)
@@ -88,7 +88,7 @@ import Testing
             hub.ingest(
                 .circuit(zone: 3, mode: .redFlag, sequence: 500, ttl: 10), address: address, rssi: -70,
                 txPower: nil)
-            let line = publisher.statusLine()
+            let line = StatusBoard(hub: hub, publisher: publisher).line()
             let status = RecordingSubscriber.object(ByteBuffer(bytes: line))
             let overrides = status["overrides"] as? [[String: Any]]
             #expect(overrides?.count == 1)
@@ -130,27 +130,27 @@ import Testing
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        let publisher = TrackStatePublisher(hub: hub)
+        let status = StatusBoard(hub: hub)
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
-        let first = publisher.sharedStatusLine()
-        loop.advanceTime(by: .microseconds(TrackStatePublisher.statusReuseInterval - 1))
-        let second = publisher.sharedStatusLine()
+        let first = status.sharedLine()
+        loop.advanceTime(by: .microseconds(StatusBoard.reuseInterval - 1))
+        let second = status.sharedLine()
         #expect(first == second)
-        #expect(publisher.counters.statusReused == 1)
+        #expect(status.reused == 1)
         hub.ingest(
             .circuit(zone: 4, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 9),
             rssi: -60, txPower: nil)
-        let afterPublication = RecordingSubscriber.object(publisher.sharedStatusLine())
+        let afterPublication = RecordingSubscriber.object(status.sharedLine())
         #expect((afterPublication["state"] as? [String: Any])?["mode"] as? String == "red_flag")
         #expect((afterPublication["overrides"] as? [Any])?.count == 1)
-        #expect(publisher.counters.statusReused == 1)
+        #expect(status.reused == 1)
         // No publication since, but the line is as old as the window: built again, not reused.
-        loop.advanceTime(by: .microseconds(TrackStatePublisher.statusReuseInterval))
-        let rebuilt = RecordingSubscriber.object(publisher.sharedStatusLine())
-        #expect(publisher.counters.statusReused == 1)
+        loop.advanceTime(by: .microseconds(StatusBoard.reuseInterval))
+        let rebuilt = RecordingSubscriber.object(status.sharedLine())
+        #expect(status.reused == 1)
         #expect((rebuilt["counters"] as? [String: Any])?["status_reused"] as? Int == 1)
-        _ = publisher.sharedStatusLine()
-        #expect(publisher.counters.statusReused == 2)
+        _ = status.sharedLine()
+        #expect(status.reused == 2)
     }
 }

@@ -54,7 +54,7 @@ import Testing
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(deescalationHold: 0), clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        let publisher = TrackStatePublisher(hub: hub)
+        let publisher = TrackStatePublisher(connectedTo: hub)
         hub.start(checkClockEvery: nil)
         return (hub, publisher, clock)
     }

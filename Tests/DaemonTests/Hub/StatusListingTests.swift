@@ -24,7 +24,7 @@ import Testing
         try harness.fillOverrideTable()
         let check = try harness.onLoop {
             let hub = harness.hub
-            let status = harness.publisher.statusMessage()
+            let status = harness.status.message()
             let now = hub.clock.now()
             let full = hub.engine.activeOverrides(at: now)
             // Every frame was heard at the same instant: the beacons' order is their keys' Strings'.
@@ -63,7 +63,7 @@ import Testing
             let seq = harness.seq
             let reply = harness.hub.eventLoop.submit {
                 let cpu = Self.threadCPUSeconds()
-                let bytes = harness.publisher.sharedStatusLine().readableBytes
+                let bytes = harness.status.sharedLine().readableBytes
                 return (bytes: bytes, cpu: Self.threadCPUSeconds() - cpu)
             }
             let queued = Date()

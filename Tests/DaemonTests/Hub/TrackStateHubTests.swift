@@ -56,7 +56,7 @@ final class RecordingSubscriber: TrackStateSubscriber {
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        let publisher = TrackStatePublisher(hub: hub)
+        let publisher = TrackStatePublisher(connectedTo: hub)
         let handed = HandedToLoop(body: body)
         try loop.submit {
             hub.start(checkClockEvery: nil)
@@ -97,7 +97,9 @@ final class RecordingSubscriber: TrackStateSubscriber {
             hub.ingest(
                 .circuit(zone: 2, mode: .redFlag, sequence: 1), address: BluetoothAddress(rawValue: 2),
                 rssi: -99, txPower: nil)
-            let status = try JSONSerialization.jsonObject(with: Data(publisher.statusLine())) as? [String: Any]
+            let status =
+                try JSONSerialization.jsonObject(with: Data(StatusBoard(hub: hub, publisher: publisher).line()))
+                as? [String: Any]
             #expect(status?["type"] as? String == "status")
             #expect((status?["overrides"] as? [Any])?.count == 1)
             let beacons = status?["beacons"] as? [[String: Any]]
@@ -115,7 +117,7 @@ final class RecordingSubscriber: TrackStateSubscriber {
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        let publisher = TrackStatePublisher(hub: hub)
+        let publisher = TrackStatePublisher(connectedTo: hub)
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
         let subscriber = RecordingSubscriber(wantsBeacons: true)
@@ -131,13 +133,13 @@ final class RecordingSubscriber: TrackStateSubscriber {
         #expect(publisher.counters.beaconUpdates == 1)
         #expect((subscriber.beacons.first?["beacon"] as? [String: Any])?["rssi"] as? Int == -50)
         // The window ends: the pending update goes, once, with the last frame's reading.
-        loop.advanceTime(by: .microseconds(TrackStatePublisher.beaconInterval - 1))
+        loop.advanceTime(by: .microseconds(TrackStateHub.beaconUpdateInterval - 1))
         #expect(subscriber.beacons.count == 1)
         loop.advanceTime(by: .microseconds(1))
         #expect(subscriber.beacons.count == 2)
         #expect(publisher.counters.beaconUpdates == 2)
         #expect((subscriber.beacons.last?["beacon"] as? [String: Any])?["rssi"] as? Int == -69)
-        loop.advanceTime(by: .microseconds(TrackStatePublisher.beaconInterval * 4))
+        loop.advanceTime(by: .microseconds(TrackStateHub.beaconUpdateInterval * 4))
         #expect(subscriber.beacons.count == 2)
     }
 
@@ -149,8 +151,9 @@ final class RecordingSubscriber: TrackStateSubscriber {
             logger: Logger(label: "test"))
         var publications: [Publication] = []
         var order: [String] = []
-        hub.addPublicationObserver { publications.append($0) }
-        hub.addPublicationObserver { order.append("second \($0.seq)") }
+        hub.connect([
+            PublicationRecorder { publications.append($0) }, PublicationRecorder { order.append("second \($0.seq)") },
+        ])
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
         let evacuation = GeoRacingSignal.circuit(zone: 7, mode: .evacuation, sequence: 3)

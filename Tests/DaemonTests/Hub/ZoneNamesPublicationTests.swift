@@ -24,7 +24,7 @@ import Testing
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), zoneNames: names, clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        let publisher = TrackStatePublisher(hub: hub)
+        let publisher = TrackStatePublisher(connectedTo: hub)
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
         let subscriber = RecordingSubscriber()

@@ -179,9 +179,9 @@ import Testing
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
-        let publisher = TrackStatePublisher(hub: hub)
+        let publisher = TrackStatePublisher(connectedTo: hub)
         let metrics = DaemonMetrics()
-        metrics.observePublications(of: hub)
+        hub.connect([metrics.publishLatencyOutput(clock: clock)])
         let subscriber = LatencyAtDelivery(metrics: metrics)
         publisher.subscribe(subscriber)
         hub.start(checkClockEvery: nil)

@@ -230,7 +230,7 @@ extension StatusMessage {
         defer { harness.close() }
         try harness.ingest(zone: 3, mode: .redFlag, sequence: 42, address: 0xC0FFEE000003, rssi: -61)
         try harness.ingest(zone: 8, mode: .normal, address: 0xC0FFEE000008, rssi: -127)
-        let line = try harness.onLoop { harness.publisher.statusLine() }
+        let line = try harness.onLoop { harness.status.line() }
         let status = try JSONDecoder().decode(StatusMessage.self, from: Data(line))
         #expect(status.state.mode == "red_flag")
         #expect(status.beacons.count == 2)

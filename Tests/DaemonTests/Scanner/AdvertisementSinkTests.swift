@@ -38,13 +38,15 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hub: TrackStateHub
         let publisher: TrackStatePublisher
+        let status: StatusBoard
         let sink: HubAdvertisementSink
 
         init() throws {
             hub = TrackStateHub(
                 eventLoop: group.next(), configuration: FusionConfiguration(), clock: BootClock(),
                 backend: "hci", logger: Logger(label: "test"))
-            publisher = TrackStatePublisher(hub: hub)
+            publisher = TrackStatePublisher(connectedTo: hub)
+            status = StatusBoard(hub: hub, publisher: publisher)
             sink = HubAdvertisementSink(hub: hub, decoder: GeoRacingDecoder())
             try hub.eventLoop.submit { [hub] in hub.start(checkClockEvery: nil) }.wait()
         }
@@ -135,13 +137,13 @@ import Testing
         let fixture = try Fixture()
         let sink = fixture.sink
         // As the daemon wires it.
-        let publisher = fixture.publisher
-        try fixture.onLoop { _ in publisher.addStatusProvider { $0.scan = sink.scanStatus } }
+        let board = fixture.status
+        try fixture.onLoop { _ in board.add(sink) }
         fixture.sink.scannerStateChanged(.up, detail: nil)
         let seqUp = try fixture.onLoop { hub in (hub.scanner.state, hub.seq) }
         #expect(seqUp.0 == .up)
         fixture.sink.scannerStateChanged(.down, detail: "adapter hci0 is gone; retrying in 2 s")
-        let (state, seq, status) = try fixture.onLoop { hub in (hub.scanner.state, hub.seq, publisher.statusLine()) }
+        let (state, seq, status) = try fixture.onLoop { hub in (hub.scanner.state, hub.seq, board.line()) }
         #expect(state == .down)
         #expect(seq == seqUp.1 + 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status)) as? [String: Any])

@@ -160,7 +160,8 @@ import Testing
         AdvertisementSinkTests.withReport(phone.bytes, address: Self.address(5), rssi: -70) {
             table.record($0, at: now - Self.second)
         }
-        try harness.onLoop { harness.publisher.nearbyDevices = table }
+        try harness.onLoop { harness.status.add(table) }
+        defer { withExtendedLifetime(table) {} }
 
         let client = try harness.greetedClient()
         let plain = try client.request(#"{"cmd":"status"}"#, reply: "status")

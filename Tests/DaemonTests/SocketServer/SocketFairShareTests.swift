@@ -61,7 +61,7 @@ import Glibc
         defer { harness.close() }
         let sessions = [1, 1, 2, 1, 2, 3].enumerated().map { index, uid in
             ClientSession(
-                id: index + 1, uid: UInt32(uid), publisher: harness.publisher,
+                id: index + 1, uid: UInt32(uid), publisher: harness.publisher, status: harness.status,
                 outbound: OutboundQueueHandler(
                     limits: ClientLimits(), counters: ServerCounters(),
                     logger: SocketHarness.quietLogger, logLimiter: LogRateLimiter()),

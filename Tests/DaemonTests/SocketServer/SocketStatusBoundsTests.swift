@@ -20,7 +20,7 @@ import Testing
         #expect(try harness.onLoop { harness.hub.engine.overrideCount } == 4096)
 
         let started = Date()
-        let line = try harness.onLoop { harness.publisher.statusLine() }
+        let line = try harness.onLoop { harness.status.line() }
         let buildSeconds = Date().timeIntervalSince(started)
         print("status reply with 4096 overrides: \(line.count) bytes, built in \(Int(buildSeconds * 1000)) ms")
         #expect(line.count < Self.statusReplyBound)
@@ -36,7 +36,7 @@ import Testing
         #expect((status["counters"] as? [String: Any])?["overrides"] as? Int == 4096)
 
         // A smaller limit cuts both lists and counts the rest.
-        let cut = try harness.onLoop { harness.publisher.statusLine(listLimit: 100) }
+        let cut = try harness.onLoop { harness.status.line(listLimit: 100) }
         let small = try #require(try JSONSerialization.jsonObject(with: Data(cut)) as? [String: Any])
         #expect((small["overrides"] as? [Any])?.count == 100)
         #expect(small["overrides_omitted"] as? Int == 3996)

@@ -32,6 +32,7 @@ final class SocketHarness: @unchecked Sendable {
     let clock = SocketTestClock(1_000 * SocketHarness.second)
     let hub: TrackStateHub
     let publisher: TrackStatePublisher
+    let status: StatusBoard
     let server: TrackStateServer
     let path: String
     private var scannerUp = false
@@ -56,9 +57,11 @@ final class SocketHarness: @unchecked Sendable {
             eventLoop: group.next(), configuration: FusionConfiguration(), clock: clock,
             backend: "test", logger: Self.quietLogger)
         self.hub = hub
-        publisher = TrackStatePublisher(hub: hub)
+        publisher = TrackStatePublisher(connectedTo: hub)
+        status = StatusBoard(hub: hub)
         server = TrackStateServer(
-            publisher: publisher, path: path, maxClients: maxClients, inheritedDescriptor: inheritedDescriptor,
+            publisher: publisher, status: status, path: path, maxClients: maxClients,
+            inheritedDescriptor: inheritedDescriptor,
             limits: limits, logger: Self.quietLogger)
         try onLoop { self.hub.start(checkClockEvery: nil) }
         if start { try server.start().wait() }

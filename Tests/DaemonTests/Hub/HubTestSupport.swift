@@ -1,0 +1,32 @@
+import NIOCore
+
+@testable import BeacondCore
+
+extension TrackStatePublisher {
+    /// A publisher connected to `hub` as its first output, as the daemon connects it.
+    convenience init(connectedTo hub: TrackStateHub) {
+        self.init(eventLoop: hub.eventLoop)
+        hub.connect([self])
+    }
+}
+
+extension StatusBoard {
+    /// A board for `hub` with `publisher`'s part, as the socket server adds it.
+    convenience init(hub: TrackStateHub, publisher: TrackStatePublisher) {
+        self.init(hub: hub)
+        add(publisher)
+    }
+}
+
+/// A hub output that hands every publication to `body`: what an output hears, for tests.
+final class PublicationRecorder: HubOutput {
+    private let body: (Publication) -> Void
+
+    init(_ body: @escaping (Publication) -> Void) {
+        self.body = body
+    }
+
+    func receive(_ event: HubEvent) {
+        if case .published(let publication) = event { body(publication) }
+    }
+}
