@@ -36,8 +36,8 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
     // The hub's loop only:
     /// Sightings, at most one per beacon a second (`KeyedCoalescer`), each the latest report.
     private let sightings: KeyedCoalescer<OverrideKey, BeaconReport>
-    /// The last published state's members, a slice of its protocol line (no copy).
-    private var lastStateFields: ArraySlice<UInt8>?
+    /// The last published state.
+    private var lastState: StateMessage?
     private var raceControl: RaceControlPart?
 
     /// `eventLoop` is the hub's, on which it receives the hub's events.
@@ -119,7 +119,7 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
     package func receive(_ event: HubEvent) {
         switch event {
         case .published(let publication):
-            lastStateFields = MqttPayload.stateFields(publication.message, line: publication.line)
+            lastState = publication.message
             if let snapshot = publication.state.remote?.snapshot { raceControl = RaceControlPart(snapshot) }
             offerState()
         case .remoteFetched(let snapshot):
@@ -133,8 +133,8 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
     }
 
     private func offerState() {
-        guard let lastStateFields else { return }
-        let payload = MqttPayload.state(fields: lastStateFields, node: topics.node, run: run, raceControl: raceControl)
+        guard let lastState else { return }
+        let payload = MqttPayload.state(lastState, node: topics.node, run: run, raceControl: raceControl)
         outbox.update { $0.offer(state: payload) }
     }
 

@@ -74,22 +74,16 @@ package struct RaceControlPart: Hashable, Sendable, Decodable {
 /// The payloads: the socket protocol's own messages (docs/protocol.md) with the node's name added,
 /// and (the state) the node's run, race control's part and, stamped as it is sent, the time it was sent.
 package enum MqttPayload {
-    /// `{"type":"state","node":…,<the state message's fields>,"run":…,"race_control":{…}|null}`.
+    /// `{"type":"state","node":…,<the state message's fields>,"run":…,"race_control":{…}|null}`: the
+    /// hub's `StateMessage`, rendered with what MQTT adds; `MqttStateMessage` reads it back.
     package static func state(
         _ message: StateMessage, node: String, run: String? = nil, raceControl: RaceControlPart?
     ) -> [UInt8] {
-        state(fields: stateFields(message, line: message.line), node: node, run: run, raceControl: raceControl)
-    }
-
-    /// The same from the state message's members (`stateFields`): copied, not rendered again.
-    package static func state(
-        fields: ArraySlice<UInt8>, node: String, run: String? = nil, raceControl: RaceControlPart?
-    ) -> [UInt8] {
-        var writer = JSONWriter(capacity: fields.count + node.utf8.count + 160)
+        var writer = JSONWriter(capacity: 512)
         writer.beginObject()
         writer.key("type"); writer.string("state")
         writer.key("node"); writer.string(node)
-        writer.rawValue { $0.append(contentsOf: fields) }
+        message.renderFields(into: &writer)
         if let run { writer.key("run"); writer.string(run) }
         writer.key("race_control")
         if let raceControl { raceControl.render(into: &writer) } else { writer.null() }
@@ -117,24 +111,6 @@ package enum MqttPayload {
         let value = generator.next() as UInt64
         let hex = String(value, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    private static let stateLead = Array(#"{"type":"state","#.utf8)
-
-    /// A state message's members as they go between `{"type":"state",` and `}`: cut from `line`, its
-    /// protocol line (`Publication.line`, rendered once by the hub), when that is framed so; else
-    /// rendered.
-    package static func stateFields(_ message: StateMessage, line: [UInt8]) -> ArraySlice<UInt8> {
-        if line.starts(with: stateLead), line.count > stateLead.count + 2, line.last == UInt8(ascii: "\n"),
-            line[line.count - 2] == UInt8(ascii: "}")
-        {
-            return line[stateLead.count..<(line.count - 2)]
-        }
-        var writer = JSONWriter()
-        writer.beginObject()
-        message.renderFields(into: &writer)
-        writer.endObject()
-        return writer.bytes.dropFirst().dropLast()
     }
 
     /// `{"type":"beacon","node":…,"ts":…,"beacon":{…}}`.

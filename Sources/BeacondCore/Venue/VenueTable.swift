@@ -48,7 +48,7 @@ package struct VenueTable: Sendable {
 
         init(name: String) { self.name = name }
 
-        var showsEvacuation: Bool { state?.mode == "evacuation" || state?.raceControl?.mode == "evacuation" }
+        var showsEvacuation: Bool { state?.message.mode == "evacuation" || state?.raceControl?.mode == "evacuation" }
 
         /// 2 for an evacuation, 1 for an alarm that needs no clock, 0 otherwise: who may make room.
         var rank: Int {
@@ -260,7 +260,9 @@ package struct VenueTable: Sendable {
         }
         let sentAge = state?.sent.map { Self.seconds(now.subtractingSaturating($0.micros)) }
         return Row(
-            node: node.name, mode: state?.mode, source: state?.source, zone: state?.zone, zoneName: state?.zoneName,
+            node: node.name, mode: state?.message.mode,
+            source: state.flatMap { $0.message.source.isEmpty ? nil : $0.message.source },
+            zone: state?.message.zone, zoneName: state?.message.zoneName,
             age: state?.time.map { Self.seconds(now.subtractingSaturating($0.micros)) }, sentAge: sentAge,
             online: node.status.map { $0 == "online" },
             raceControlMode: state?.raceControl?.mode, raceControlUpdated: state?.raceControl?.lastUpdated,

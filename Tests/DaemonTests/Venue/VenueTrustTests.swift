@@ -137,7 +137,7 @@ import Testing
         #expect(table.leftOut == 2)
         table.receive(topic: "g/real/state", payload: Self.state("real", "evacuation"))
         #expect(table.nodes.count == VenueTable.maxNodes)
-        #expect(table.nodes["real"]?.state?.mode == "evacuation")
+        #expect(table.nodes["real"]?.state?.message.mode == "evacuation")
         // It took the place of the node unchanged longest.
         #expect(table.nodes["forged-0"] == nil)
         #expect(table.leftOut == 2)
