@@ -223,7 +223,7 @@ package final class Daemon {
         var services: [any Service] = [
             server, TrackStateHubService(hub: hub),
             ReloadService(daemon: self, signals: reloadSignals),
-            LogSummaryService(limiter: .shared, logger: logger),
+            LogSummaryService(limiter: .shared, logger: logger, eventLoop: hub.eventLoop),
         ]
         if let metricsServer { services.append(MetricsServerService(server: metricsServer)) }
         if let mqtt {
@@ -334,7 +334,7 @@ package final class Daemon {
                     while !Task.isCancelled {
                         try await hub.eventLoop.submit {}.get()
                         _ = notifier.watchdog()
-                        try await Task.sleep(for: .microseconds(interval))
+                        try await hub.eventLoop.wait(for: .microseconds(interval))
                     }
                 }
             } catch is CancellationError {

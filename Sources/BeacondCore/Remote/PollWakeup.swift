@@ -1,7 +1,8 @@
+import NIOCore
 import Synchronization
 
-/// A sleep that `signal()` cuts short. A signal while nobody sleeps makes the next sleep return
-/// at once. Cancellation also ends the sleep.
+/// A wait that `signal()` cuts short. A signal while nobody waits makes the next wait return at
+/// once. Cancellation also ends the wait.
 final class PollWakeup: Sendable {
     private struct State {
         var pending = false
@@ -24,10 +25,10 @@ final class PollWakeup: Sendable {
     }
 
     /// Returns after `duration`, on `signal()`, or on cancellation, whichever comes first.
-    func sleep(for duration: Duration) async {
+    func wait(for duration: Duration, on loop: any EventLoop) async {
         guard duration > .zero else { return }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask { try? await loop.wait(for: duration) }
             group.addTask { await self.waitForSignal() }
             await group.next()
             group.cancelAll()

@@ -19,7 +19,7 @@ enum RemoteFetcher {
                 body = try readFile(path)
             case .http(let url, _):
                 guard let client else { throw RemoteFailure(kind: .transport, reason: "no HTTP client") }
-                body = try await withTimeout(timeout) {
+                body = try await withTimeout(timeout, on: client.eventLoopGroup.next()) {
                     try await get(url, token: remote.bearerToken, client: client, timeout: timeout)
                 }
             }
@@ -88,12 +88,12 @@ enum RemoteFetcher {
 
     /// Runs `operation`, cancelling it and throwing a timeout failure when it takes longer than `timeout`.
     static func withTimeout<T: Sendable>(
-        _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+        _ timeout: Duration, on loop: any EventLoop, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await loop.wait(for: timeout)
                 return nil
             }
             defer { group.cancelAll() }

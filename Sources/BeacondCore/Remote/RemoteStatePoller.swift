@@ -136,7 +136,7 @@ final class RemoteStatePoller: Service, Sendable {
             while !Task.isCancelled {
                 do {
                     let delay = try await self.pollOnce()
-                    await self.wakeup.sleep(for: delay)
+                    await self.wakeup.wait(for: delay, on: self.eventLoopGroup.next())
                 } catch {
                     break // cancelled
                 }

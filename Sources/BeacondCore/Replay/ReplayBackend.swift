@@ -72,7 +72,7 @@ final class ReplayBackend: Service {
                 logger.debug("replay pass \(pass) of \(path) finished")
             }
             let rest = Self.minimumPassMicros - (now - passStarted)
-            if rest > 0 { try await Task.sleep(for: .microseconds(rest)) }
+            if rest > 0 { try await hub.eventLoop.wait(for: .microseconds(rest)) }
         } while !Task.isCancelled
         if case .maximum = clock.speed { await hop { $0.finishTimeline() } }
         await hop { $0.setScanner(.none) }
@@ -132,7 +132,7 @@ final class ReplayBackend: Service {
             }
             // A gap longer than the clock's longest delay is waited out in steps.
             while case let wait = clock.realMicros(until: time), wait > 0 {
-                try await Task.sleep(for: .microseconds(wait))
+                try await hub.eventLoop.wait(for: .microseconds(wait))
             }
             extractor.process(packet) { batcher.add($0, at: time) }
         }

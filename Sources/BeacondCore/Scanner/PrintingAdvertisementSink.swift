@@ -7,6 +7,7 @@ import Synchronization
 package final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sendable {
     private var printer: ReportPrinter
     private let readerGoneFlag = Atomic<Bool>(false)
+    private let readerGoneEvent = AsyncStream.makeStream(of: Void.self)
     /// Until the scanner first comes up, a failure is the command's error, printed once by it.
     private var cameUp = false
 
@@ -17,13 +18,17 @@ package final class PrintingAdvertisementSink: AdvertisementSink, @unchecked Sen
     /// stdout's reader went away (`beacond scan | head`): time to stop.
     package var readerGone: Bool { readerGoneFlag.load(ordering: .relaxed) }
 
+    /// Ends when stdout's reader went away.
+    package var readerGoneEvents: AsyncStream<Void> { readerGoneEvent.stream }
+
     package func receive(_ report: AdvertisingReport, bootMicros: Int64) {
         printer.print(report)
     }
 
     package func flush() {
         printer.output.flush()
-        if printer.output.readerGone { readerGoneFlag.store(true, ordering: .relaxed) }
+        guard printer.output.readerGone, !readerGoneFlag.exchange(true, ordering: .relaxed) else { return }
+        readerGoneEvent.continuation.finish()
     }
 
     package func scannerStateChanged(_ state: ScannerStatus.State, detail: String?) {

@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -143,13 +144,15 @@ extension Logger {
 struct LogSummaryService: Service {
     let limiter: LogRateLimiter
     let logger: Logger
-    var interval: Duration = .seconds(1)
+    /// Times the summaries (a task scheduled on it each second).
+    let eventLoop: any EventLoop
+    var interval: TimeAmount = .seconds(1)
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    try await Task.sleep(for: interval)
+                    try await eventLoop.wait(for: interval)
                 } catch {
                     break
                 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BLEPayload
 import BeacondCore
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 
@@ -98,11 +99,12 @@ struct ScanCommand: AsyncParsableCommand {
                     for await _ in signals { return }
                 }
                 tasks.addTask {
-                    // Polls for the two stops that have no event of their own.
-                    while !Task.isCancelled {
-                        if sink.readerGone { return }
-                        if let deadline, MonotonicClock.micros() >= deadline { return }
-                        try? await Task.sleep(for: .milliseconds(100))
+                    for await _ in sink.readerGoneEvents {}
+                }
+                if let deadline {
+                    tasks.addTask {
+                        let loop = MultiThreadedEventLoopGroup.singleton.next()
+                        try? await loop.wait(for: .microseconds(deadline - MonotonicClock.micros()))
                     }
                 }
                 await tasks.next()

@@ -1,4 +1,6 @@
 import Glibc
+import NIOCore
+import NIOPosix
 import Synchronization
 import UnixSignals
 
@@ -65,12 +67,13 @@ package enum TerminalKiosk {
             for await signal in signals { waker.yield(.signal(signal.rawValue)) }
         }
         let tickTask = Task {
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
             while !Task.isCancelled {
                 let period = shared.flashing.load(ordering: .relaxed) ? flashMicros : refreshMicros
                 // Sleep to the next whole period, so ticks fall on the flash's phase changes.
                 let now = MonotonicClock.micros()
                 let wait = period - now % period + 1_000
-                try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000)
+                try? await loop.wait(for: .microseconds(wait))
                 waker.yield(.tick)
             }
         }
