@@ -75,13 +75,7 @@ import Testing
 
     @Test func aReloadWithABombOrAHugeDurationKeepsRunningAndStopsCleanly() throws {
         let config = try Self.writeConfig("reload-bad.yaml", "fusion:\n  policy: safety\n")
-        let daemon = try DaemonProcess([
-            "--config", config, "--backend", "replay", "--replay", Self.example,
-            "--speed", "max",
-        ])
-        #expect(daemon.waitForLog("holding the final state"))
-        let client = try LineClient(path: daemon.socket)
-        #expect(client.next(type: "state") != nil)
+        let (daemon, client) = try DaemonProcess.holdingReplay(config: config)
         try Self.billionLaughs.write(toFile: config, atomically: true, encoding: .utf8)
         kill(daemon.process.processIdentifier, SIGHUP)
         #expect(daemon.waitForLog("YAML anchors (&name) are not accepted", timeout: 5))

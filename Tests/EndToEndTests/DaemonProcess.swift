@@ -1,5 +1,6 @@
 import BeacondTestSupport
 import Foundation
+import Testing
 
 /// A `beacond run` process in the background, with its stderr (the log) collected. By default it
 /// gets a fresh state directory of its own with the socket inside; the fault-injection tests choose
@@ -227,5 +228,19 @@ struct UnixAddress {
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .ECONNREFUSED)
         }
         return fd
+    }
+}
+
+extension DaemonProcess {
+    /// A daemon with `config` that replayed the example capture at maximum speed and holds its final
+    /// state, and a client that has been sent that state.
+    static func holdingReplay(config: String) throws -> (DaemonProcess, LineClient) {
+        let daemon = try DaemonProcess([
+            "--config", config, "--backend", "replay", "--replay", ReplayCommandTests.example, "--speed", "max",
+        ])
+        #expect(daemon.waitForLog("holding the final state"))
+        let client = try LineClient(path: daemon.socket)
+        #expect(client.next(type: "state") != nil)
+        return (daemon, client)
     }
 }

@@ -63,13 +63,7 @@ import Testing
     @Test func sighupReloadsFusionSettingsWithoutDroppingClients() throws {
         let config = BeacondProcess.temporaryFile("reload.yaml")
         try "fusion:\n  policy: safety\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try DaemonProcess([
-            "--config", config, "--backend", "replay", "--replay", Self.example,
-            "--speed", "max",
-        ])
-        #expect(daemon.waitForLog("holding the final state"))
-        let client = try LineClient(path: daemon.socket)
-        #expect(client.next(type: "state") != nil)
+        let (daemon, client) = try DaemonProcess.holdingReplay(config: config)
         try "fusion:\n  policy: most-severe\n  min_rssi: -70\n  zones: [1, 2]\nsocket:\n  max_clients: 5\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         kill(daemon.process.processIdentifier, SIGHUP)

@@ -51,15 +51,9 @@ import Testing
     }
 
     @Test func pipelinedScrapesThatAreNeverReadKeepTheDaemonSmall() throws {
-        let daemon = try DaemonProcess(
-            [
-                "--backend", "replay", "--replay", MetricsEndpointTests.example, "--speed", "1", "--metrics",
-                "127.0.0.1:0",
-            ])
+        let daemon = try Self.daemonWithMetrics()
         defer { _ = daemon.stop() }
-        #expect(daemon.waitForLog("metrics at http://"))
-        let url = try #require(MetricsEndpointTests.metricsURL(daemon))
-        let port = try #require(URL(string: url)?.port)
+        let port = try #require(Self.metricsPort(daemon))
         let boundKB = 150 * 1024
         let seconds = Self.floodSeconds(20)
         let figures = try Self.flood(
@@ -112,22 +106,17 @@ import Testing
             print("skipped: needs root, setpriv and curl to run a client as another user")
             return
         }
-        let daemon = try DaemonProcess(
-            [
-                "--backend", "replay", "--replay", MetricsEndpointTests.example, "--speed", "1", "--metrics",
-                "127.0.0.1:0",
-            ])
+        let daemon = try Self.daemonWithMetrics()
         defer { _ = daemon.stop() }
-        #expect(daemon.waitForLog("metrics at http://"))
-        let url = try #require(MetricsEndpointTests.metricsURL(daemon))
-        let port = try #require(URL(string: url)?.port)
+        let port = try #require(Self.metricsPort(daemon))
         let slow = (0..<16).compactMap { _ in TCPTestClient.connect(port: port) }
         defer { for fd in slow { close(fd) } }
         #expect(slow.count == 16)
         for fd in slow { _ = TCPTestClient.send(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n") }
         usleep(300_000)
         let code = try OtherUserCommand.curl(
-            uid: 65534, ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url])
+            uid: 65534,
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "http://127.0.0.1:\(port)/metrics"])
         #expect(code == "200", "nobody's scrape: \(code)")
         // Curl has gone: root takes the free place, and then, holding all 16, is refused.
         usleep(300_000)
@@ -187,5 +176,20 @@ import Testing
         if limit < 128 {
             #expect(kiosk.logText.contains("cannot accept a connection"), "\(kiosk.logText.suffix(500))")
         }
+    }
+
+    /// A daemon replaying the example at real speed with its metrics on a free port.
+    static func daemonWithMetrics() throws -> DaemonProcess {
+        try DaemonProcess([
+            "--backend", "replay", "--replay", MetricsEndpointTests.example, "--speed", "1", "--metrics", "127.0.0.1:0",
+        ])
+    }
+
+    /// The metrics port `daemon` logged once it listens; nil if it never did.
+    static func metricsPort(_ daemon: DaemonProcess) -> Int? {
+        guard daemon.waitForLog("metrics at http://"), let url = MetricsEndpointTests.metricsURL(daemon) else {
+            return nil
+        }
+        return URL(string: url)?.port
     }
 }

@@ -144,19 +144,8 @@ struct WebKioskBrowserTests {
 
 /// A TCP connection to 127.0.0.1:`port` that asked for `/events` and never reads; nil on failure.
 func rawStream(port: Int) -> CInt? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-    guard connected == 0, request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
+    guard let fd = TCPTestClient.connect(port: port) else { return nil }
+    guard TCPTestClient.send(fd, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") else {
         close(fd)
         return nil
     }

@@ -39,14 +39,6 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let refusal = requests.refusal(after: error) else {
             context.close(promise: nil)

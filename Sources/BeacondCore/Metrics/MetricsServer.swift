@@ -82,7 +82,7 @@ package final class MetricsServer: Sendable {
         let connections = connections
         return SmallHTTP.bootstrap(group: group, backlog: 32, connections: connections) { channel, connection in
             let sync = channel.pipeline.syncOperations
-            try sync.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
+            try sync.addHandlers(IdleStateHandler(allTimeout: Self.idleTimeout), IdleConnectionCloser())
             try sync.addHandler(
                 MetricsHTTPHandler(connection: connection) { loop in metrics.scrape(status: status, on: loop) })
         }

@@ -38,13 +38,20 @@ final class SocketAcceptLoop: Sendable {
     private let stopping = Atomic<Bool>(false)
 
     /// `listener` must be a listening socket; it is made non-blocking and stays the caller's.
-    init(
+    // The wake signal is made before the loop: an init that throws after `stopping` (an Atomic) is
+    // initialised crashes the Swift 6.3 optimiser (CopyPropagation, "Found ownership error").
+    convenience init(
         listener: CInt,
         accept: @escaping Accept = { beacond_accept4($0, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)) }
     ) throws(WakeSignal.Failure) {
+        let wake = try WakeSignal()
+        self.init(listener: listener, accept: accept, wake: wake)
+    }
+
+    private init(listener: CInt, accept: @escaping Accept, wake: WakeSignal) {
         self.listener = listener
         self.accept = accept
-        wake = try WakeSignal()
+        self.wake = wake
         let flags = fcntl(listener, F_GETFL)
         if flags >= 0 { _ = fcntl(listener, F_SETFL, flags | O_NONBLOCK) }
     }

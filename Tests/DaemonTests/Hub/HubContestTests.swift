@@ -127,9 +127,7 @@ import Testing
         // On an embedded loop: the reuse window runs on the loop's clock, which the test moves.
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000_000_000)
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         let status = StatusBoard(hub: hub)
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }

@@ -35,9 +35,7 @@ import Testing
     func makeHub() -> (TrackStateHub, EmbeddedEventLoop, ManualClock) {
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         return (hub, loop, clock)
     }
 

@@ -1,6 +1,17 @@
+import CircuitState
+import Logging
 import NIOCore
 
 @testable import BeacondCore
+
+extension TrackStateHub {
+    /// A hub with the default fusion settings on `loop`, timed by `clock`, as most tests want one.
+    convenience init(testingOn loop: any EventLoop, clock: any EngineClock) {
+        self.init(
+            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
+            logger: Logger(label: "test"))
+    }
+}
 
 extension TrackStatePublisher {
     /// A publisher connected to `hub` as its first output, as the daemon connects it.

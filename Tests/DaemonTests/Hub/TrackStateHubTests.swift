@@ -53,9 +53,7 @@ final class RecordingSubscriber: TrackStateSubscriber {
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         let publisher = TrackStatePublisher(connectedTo: hub)
         let handed = HandedToLoop(body: body)
         try loop.submit {
@@ -114,9 +112,7 @@ final class RecordingSubscriber: TrackStateSubscriber {
         // test advances that clock; the engine's own clock moves too, and the throttle ignores it.
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         let publisher = TrackStatePublisher(connectedTo: hub)
         hub.start(checkClockEvery: nil)
         defer { hub.stop() }
@@ -146,9 +142,7 @@ final class RecordingSubscriber: TrackStateSubscriber {
     @Test func theHubEmitsTypedPublicationsInOrderWithoutAPublisher() throws {
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         var publications: [Publication] = []
         var order: [String] = []
         hub.connect([

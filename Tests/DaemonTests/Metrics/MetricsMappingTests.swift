@@ -176,9 +176,7 @@ import Testing
     @Test func theLatencyIsRecordedAfterTheLineWentToEveryClient() throws {
         let loop = EmbeddedEventLoop()
         let clock = ManualClock(1_000 * Self.second)
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         let publisher = TrackStatePublisher(connectedTo: hub)
         let metrics = DaemonMetrics()
         hub.connect([metrics.publishLatencyOutput(clock: clock)])

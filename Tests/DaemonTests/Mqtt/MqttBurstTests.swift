@@ -49,14 +49,8 @@ struct MqttBurstTests {
         let pumps = Atomic<Int>(0)
         var options = MosquittoClient.Options(url: try MqttURL(parsing: broker.url), clientID: "burst-\(getpid())")
         options.pumpInterval = 200_000
-        var handlers = MosquittoClient.Handlers()
-        handlers.connected = { _ in outbox.update { $0.connected() } }
-        handlers.failed = { reason, _ in outbox.update { $0.disconnected(reason: reason) } }
-        handlers.published = { outbox.update { $0.completed() } }
-        handlers.pump = { client in
-            let work = outbox.take()
+        let handlers = MosquittoClient.Handlers.publishing(outbox, topics: topics) { work in
             if !work.isEmpty { pumps.add(1, ordering: .relaxed) }
-            return MqttPublisher.publish(work, with: client, topics: topics, qos: 1, outbox: outbox)
         }
         let client = try MosquittoClient(options: options, handlers: handlers)
         outbox.setWake { client.wake() }

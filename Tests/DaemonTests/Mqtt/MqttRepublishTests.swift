@@ -63,13 +63,7 @@ struct MqttRepublishTests {
         let outbox = MqttOutbox()
         var options = MosquittoClient.Options(url: try MqttURL(parsing: broker.url), clientID: "rp-\(getpid())")
         options.periodicInterval = 300_000
-        var handlers = MosquittoClient.Handlers()
-        handlers.connected = { _ in outbox.update { $0.connected() } }
-        handlers.failed = { reason, _ in outbox.update { $0.disconnected(reason: reason) } }
-        handlers.published = { outbox.update { $0.completed() } }
-        handlers.pump = { client in
-            MqttPublisher.publish(outbox.take(), with: client, topics: topics, qos: 1, outbox: outbox)
-        }
+        var handlers = MosquittoClient.Handlers.publishing(outbox, topics: topics)
         handlers.periodic = { client in MqttPublisher.republish(with: client, topics: topics, qos: 1, outbox: outbox) }
         let client = try MosquittoClient(options: options, handlers: handlers)
         outbox.setWake { client.wake() }

@@ -142,9 +142,7 @@ private final class RemoteTestClock: EngineClock, @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let clock = RemoteTestClock()
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
-            logger: Logger(label: "test"))
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
         try await loop.submit { hub.start(checkClockEvery: nil) }.get()
         let (logger, _) = CapturingLogHandler.logger()
         let store = RemoteStateStore(stateDirectory: try RemoteTestTools.temporaryDirectory(), logger: logger)

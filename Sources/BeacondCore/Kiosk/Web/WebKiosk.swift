@@ -154,7 +154,7 @@ package final class WebKioskServer: Sendable {
         let idle = configuration.idleTimeout
         return SmallHTTP.bootstrap(group: group, backlog: 128, connections: connections) { channel, connection in
             let sync = channel.pipeline.syncOperations
-            try sync.addHandler(IdleStateHandler(allTimeout: idle))
+            try sync.addHandlers(IdleStateHandler(allTimeout: idle), IdleConnectionCloser())
             try sync.addHandler(WebKioskHTTPHandler(hub: hub, connection: connection))
         }
     }

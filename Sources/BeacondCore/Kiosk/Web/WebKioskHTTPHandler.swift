@@ -67,16 +67,6 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            // No request, and nothing written either (a stream writes every second unless its
-            // browser stopped reading): the connection is closed.
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
     /// A request NIOHTTP1's decoder refused (malformed, or headers beyond its limit) gets 400
     /// with the usual headers and is closed; any other error closes the connection.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
