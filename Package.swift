@@ -42,12 +42,31 @@ let package = Package(
         .target(name: "BLEPayload"),
         // Pure fusion engine: overrides, TTLs, remote freshness, policies.
         .target(name: "CircuitState", dependencies: ["BLEPayload"]),
+        // The clients as a library: the socket protocol's messages, the socket client, the kiosks,
+        // `watch`, `venue` and the report printers, with what they share with the daemon (MQTT's
+        // client, the small HTTP server, wake signals). No Bluetooth and no scanner: a kiosk-only
+        // tool or a test links it without the daemon's edges.
+        .target(
+            name: "BeacondClient",
+            dependencies: [
+                "BLEPayload",
+                "CircuitState",
+                "CLinux",
+                "CMosquitto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The daemon's edges as a library: scanner backends, the remote poller, the hub, the socket
-        // server, config, logging and systemd integration. The executable, the benchmarks and the
-        // tests link it; `package` access is what they may reach.
+        // server, config, logging and systemd integration, over BeacondClient's protocol model. The
+        // executable, the benchmarks and the tests link it; `package` access is what they may reach.
         .target(
             name: "BeacondCore",
             dependencies: [
+                "BeacondClient",
                 "BLEPayload",
                 "CircuitState",
                 "CBlueZ",
@@ -71,6 +90,7 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
+                "BeacondClient",
                 "BeacondCore",
                 "BLEPayload",
                 "CircuitState",
@@ -133,6 +153,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
+                "BeacondClient",
                 "BeacondCore",
                 "beacond",
                 "BLEPayload",
@@ -151,7 +172,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BLEPayload", "BeacondCore", "BeacondTestSupport", "beacond"]
+            dependencies: ["BLEPayload", "BeacondClient", "BeacondCore", "BeacondTestSupport", "beacond"]
         ),
     ]
 )

@@ -38,20 +38,23 @@ capture-pcapng|Pure/CapturePcapng.swift|BLEPayload|65536
 capture-writers|Pure/CaptureWriterRoundTrip.swift|BLEPayload|4096
 circuit-state|Pure/CircuitStateEngine.swift|CircuitState|4096
 "
-# The targets over BeacondCore: each is compiled with swiftc from the BeacondCore files it tests
-# and the pure modules; what those files import from NIO (or, for config-yaml, which compiles all
-# of BeacondCore: everything) is linked from the debug build, never rebuilt with sanitizers.
-# name | source | BeacondCore files (under Sources/BeacondCore; *: all) | -max_len
+# The targets over the libraries: each is compiled with swiftc from the BeacondClient and
+# BeacondCore files it tests and the pure modules, as one module; what those files import from NIO
+# (or, for config-yaml, which compiles all of both libraries: everything) is linked from the debug
+# build, never rebuilt with sanitizers.
+# name | source | files (under Sources/; *: all of BeacondClient and BeacondCore) | -max_len
 # The strict JSON parser and its decoder: race control's documents and the socket's request lines.
-JSON_FILES="Remote/RemoteJSON.swift Remote/RemoteJSONDecoder.swift Output/TerminalText.swift"
-REMOTE_FILES="$JSON_FILES Remote/VenueStateFields.swift Remote/RemoteStateDocument.swift"
-DBUS_FILES="Scanner/BlueZ/DBusValue.swift Scanner/BlueZ/DBusMessageReader.swift Scanner/BlueZ/DBusConnection.swift
-    Scanner/BlueZ/BlueZDeviceTracker.swift"
+JSON_FILES="BeacondClient/Remote/RemoteJSON.swift BeacondClient/Remote/RemoteJSONDecoder.swift
+    BeacondClient/Output/TerminalText.swift"
+REMOTE_FILES="$JSON_FILES BeacondCore/Remote/VenueStateFields.swift BeacondCore/Remote/RemoteStateDocument.swift"
+DBUS_FILES="BeacondCore/Scanner/BlueZ/DBusValue.swift BeacondCore/Scanner/BlueZ/DBusMessageReader.swift
+    BeacondCore/Scanner/BlueZ/DBusConnection.swift BeacondCore/Scanner/BlueZ/BlueZDeviceTracker.swift"
+JSON_FILES=$(echo $JSON_FILES)
 REMOTE_FILES=$(echo $REMOTE_FILES)
 DBUS_FILES=$(echo $DBUS_FILES)
 CORE_TARGETS="
 remote-state|Core/FuzzRemoteState.swift|$REMOTE_FILES|65536
-socket-requests|Core/FuzzSocketRequests.swift|SocketServer/LineFrameDecoder.swift Protocol/ClientRequest.swift $JSON_FILES|8192
+socket-requests|Core/FuzzSocketRequests.swift|BeacondCore/SocketServer/LineFrameDecoder.swift BeacondClient/Protocol/ClientRequest.swift $JSON_FILES|8192
 config-yaml|Core/FuzzConfigYAML.swift|*|16384
 dbus-values|Core/FuzzDBusValues.swift|$DBUS_FILES|8192
 "
@@ -158,9 +161,11 @@ all_flags() {
 build_core_target() {
     local name=$1 source=Fuzz/$2 files=() file
     if [ "$3" = "*" ]; then
-        while IFS= read -r file; do files+=("$file"); done < <(find Sources/BeacondCore -name '*.swift' | sort)
+        # One module: the re-export of BeacondClient is left out, its files are in.
+        while IFS= read -r file; do files+=("$file"); done < <(
+            find Sources/BeacondClient Sources/BeacondCore -name '*.swift' ! -name BeacondClientExport.swift | sort)
     else
-        for file in $3; do files+=("Sources/BeacondCore/$file"); done
+        for file in $3; do files+=("Sources/$file"); done
     fi
     local objects=("$OUT/obj/BLEPayload.o" "$OUT/obj/CircuitState.o")
     if stale "$OUT/bin/$name" "$source" Fuzz/Support/*.swift "${files[@]}" "${objects[@]}"; then

@@ -3,6 +3,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// `beacond run --backend bluez` against python-dbusmock's bluez5 template.

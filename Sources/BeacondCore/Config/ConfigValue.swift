@@ -58,9 +58,7 @@ package enum ConfigValueParser {
 
     /// `"text"` for messages, escaped and shortened so a hostile file cannot drive the terminal.
     static func quoted(_ text: String) -> String {
-        var shown = text
-        if shown.count > maxQuotedLength { shown = String(shown.prefix(maxQuotedLength)) + "…" }
-        return "\"" + TerminalText.escaped(shown) + "\""
+        TerminalText.quoted(text, maxLength: maxQuotedLength)
     }
 
     private static func found(_ value: RawConfigValue) -> String {
@@ -326,14 +324,5 @@ package enum ConfigValueParser {
 
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        let scalars = unicodeScalars
-        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
-        return String(scalars[start...end])
     }
 }

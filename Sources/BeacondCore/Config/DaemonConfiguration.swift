@@ -121,7 +121,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
     }
 
     struct Socket: Hashable, Sendable {
-        static let defaultPath = "/run/beacond/beacond.sock"
+        static let defaultPath = TrackStateClient.defaultPath
         static let defaultMaxClients = 1024
         /// `sun_path` holds 108 bytes including the terminating NUL.
         static let maxPathBytes = 107

@@ -4,7 +4,7 @@ extension DaemonConfiguration {
     /// The config file's `mqtt` section (docs/mqtt.md): where the venue-wide publisher sends this
     /// node's state, status and sightings. Every key is restart-only.
     package struct Mqtt: Hashable, Sendable {
-        package static let defaultTopicPrefix = "georacing"
+        package static let defaultTopicPrefix = MqttTopics.defaultPrefix
         package static let defaultQoSState = 1
 
         /// `mqtt://host:1883` or `mqtts://host:8883`; nil: no MQTT.

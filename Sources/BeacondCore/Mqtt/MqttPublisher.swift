@@ -58,7 +58,7 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
         options.pumpInterval = Self.batchInterval
         options.periodicInterval = Self.republishInterval
         options.username = settings.username
-        if let file = settings.passwordFile { options.password = try Self.readPassword(file) }
+        if let file = settings.passwordFile { options.password = try MosquittoClient.Options.readPassword(file) }
         options.caFile = settings.caFile
         options.will = MosquittoClient.Message(topic: topics.status, payload: MqttPayload.offline, qos: 1, retain: true)
         options.farewell = options.will
@@ -97,18 +97,6 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
         sightings = KeyedCoalescer(eventLoop: eventLoop, interval: .seconds(1)) { key, report, _ in
             Self.sendSighting(report, of: key, topics: topics, outbox: outbox, isConnected: isConnected)
         }
-    }
-
-    /// `mqtt.password_file`: its first line.
-    static func readPassword(_ path: String) throws -> String {
-        let bytes: [UInt8]
-        do {
-            bytes = try readRegularFile(path, maxBytes: 4096)
-        } catch {
-            throw MosquittoClient.SetupError(description: "mqtt.password_file \(path): \(error)")
-        }
-        let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }
-        return String(decoding: line, as: UTF8.self)
     }
 
     // MARK: The hub's events (on its loop)

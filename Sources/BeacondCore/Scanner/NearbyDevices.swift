@@ -195,3 +195,21 @@ extension NearbyDeviceTable: StatusContributor {
         status.devicesCounters = report.counters
     }
 }
+
+extension DeviceReport {
+    /// `entry` as of engine time `now`; differences in Double (engine times may sit anywhere in Int64).
+    init(_ entry: NearbyDevices.Entry, now: Int64) {
+        self.init(
+            address: entry.address.description, addressType: AddressType(hciValue: entry.addressType).name,
+            rssi: entry.rssi.map { Int($0) }, companyID: entry.companyID.map { Int($0) },
+            lastSeen: max(0, Double(now) - Double(entry.lastSeen)) / 1_000_000, reports: entry.reports)
+    }
+}
+
+extension DeviceCounters {
+    init(_ counters: NearbyDevices.Counters, limit: Int, window: Int64) {
+        self.init(
+            limit: limit, window: Double(window) / 1_000_000, reports: counters.reports,
+            displaced: counters.displaced, refused: counters.refused, expired: counters.expired)
+    }
+}

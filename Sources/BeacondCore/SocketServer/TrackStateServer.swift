@@ -12,7 +12,7 @@ import NIOPosix
 /// `start()` and `shutdown()` may be called from any thread.
 // @unchecked Sendable: its state is confined to the hub's event loop; start() and shutdown() hop there.
 package final class TrackStateServer: @unchecked Sendable {
-    package static let defaultPath = "/run/beacond/beacond.sock"
+    package static let defaultPath = TrackStateClient.defaultPath
     static let defaultMaxClients = 1024
     /// Mode of the socket file: owner and group may connect.
     static let socketMode: mode_t = 0o660

@@ -11,7 +11,7 @@ import Synchronization
 /// control's state is not part of a capture). Staff review a recorded session with it.
 ///
 /// Nothing is logged: the screen is the watch's.
-package final class WatchReplay: WatchSource, Sendable {
+package final class WatchReplay: FiniteWatchSource, Sendable {
     package let label: String
     private let group: MultiThreadedEventLoopGroup
     private let hub: TrackStateHub
@@ -94,12 +94,6 @@ package final class WatchReplay: WatchSource, Sendable {
     }
 
     package func close() {}
-
-    /// Whether the capture has been played to its end (the replay backend then reports no
-    /// scanner) or stopped on an error.
-    package static func isFinished(_ status: StatusMessage) -> Bool {
-        status.scanner.state == .none || (status.scanner.state == .down && status.scanner.detail != nil)
-    }
 }
 
 /// A value behind a lock, shareable by reference (a `Mutex` itself cannot be captured).

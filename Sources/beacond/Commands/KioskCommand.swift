@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeacondCore
+import BeacondClient
 import Foundation
 
 extension TerminalCapabilities.Choice: ExpressibleByArgument {}
@@ -29,7 +29,7 @@ struct KioskCommand: AsyncParsableCommand {
     )
 
     @Option(help: ArgumentHelp("The daemon's socket.", valueName: "path"))
-    var socket = TrackStateServer.defaultPath
+    var socket = TrackStateClient.defaultPath
 
     @Flag(help: "Do not flash the evacuation flag (it stays red).")
     var steady = false

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeacondCore
+import BeacondClient
 import Foundation
 
 #if canImport(Glibc)
@@ -21,7 +21,7 @@ struct StatusCommand: ParsableCommand {
     )
 
     @Option(help: ArgumentHelp("The daemon's socket.", valueName: "path"))
-    var socket = TrackStateServer.defaultPath
+    var socket = TrackStateClient.defaultPath
 
     @Flag(help: "Print the raw status object (one JSON line).")
     var json = false

@@ -1,6 +1,6 @@
 import ArgumentParser
 import BLEPayload
-import BeacondCore
+import BeacondClient
 import Foundation
 
 #if canImport(Glibc)
@@ -29,7 +29,7 @@ struct VenueCommand: ParsableCommand {
     var mqttURL: String
 
     @Option(help: ArgumentHelp("Topic prefix (mqtt.topic_prefix).", valueName: "prefix"))
-    var topicPrefix = DaemonConfiguration.Mqtt.defaultTopicPrefix
+    var topicPrefix = MqttTopics.defaultPrefix
 
     @Option(help: ArgumentHelp("PEM CA certificates for mqtts:// (default: the system's).", valueName: "file"))
     var caFile: String?

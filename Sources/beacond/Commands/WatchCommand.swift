@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeacondClient
 import BeacondCore
 import Foundation
 
@@ -32,7 +33,7 @@ struct WatchCommand: AsyncParsableCommand {
     )
 
     @Option(help: ArgumentHelp("The daemon's socket.", valueName: "path"))
-    var socket = TrackStateServer.defaultPath
+    var socket = TrackStateClient.defaultPath
 
     @Option(help: ArgumentHelp("Replay this capture in-process instead of asking a daemon.", valueName: "file"))
     var replay: String?

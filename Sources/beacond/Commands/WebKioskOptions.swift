@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeacondCore
+import BeacondClient
 import Foundation
 
 /// `--web ADDR:PORT` and `--web-allow-remote` of `beacond kiosk`: the flag in a browser instead

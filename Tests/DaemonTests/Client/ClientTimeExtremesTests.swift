@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 25, item 2: every client that does arithmetic on a time or count it did not make (`venue`,

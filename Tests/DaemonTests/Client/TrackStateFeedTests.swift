@@ -5,6 +5,7 @@ import Glibc
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The feed a kiosk follows the daemon with: greeting, pushed states, loss, reconnection, pings.

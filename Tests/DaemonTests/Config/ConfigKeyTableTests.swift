@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 @testable import beacond
 

@@ -2,6 +2,7 @@ import BeacondTestSupport
 import CircuitState
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 @testable import beacond
 

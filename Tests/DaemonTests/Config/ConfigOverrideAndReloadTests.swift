@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct ConfigOverrideAndReloadTests {

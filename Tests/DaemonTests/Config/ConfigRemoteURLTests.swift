@@ -1,5 +1,6 @@
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 10, item 5: one validator for `remote.url` (`RemoteURL`), used by the config keys and by the

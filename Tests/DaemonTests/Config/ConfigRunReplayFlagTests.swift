@@ -1,6 +1,7 @@
 import ArgumentParser
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 @testable import beacond
 

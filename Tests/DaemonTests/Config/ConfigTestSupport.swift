@@ -2,6 +2,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A private directory for one test's files, removed when the test ends.

@@ -2,6 +2,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A config file costs bounded time and memory whatever it holds: anchors and aliases are refused

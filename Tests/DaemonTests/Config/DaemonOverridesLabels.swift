@@ -1,3 +1,4 @@
+@testable import BeacondClient
 @testable import BeacondCore
 
 extension DaemonOverrides {

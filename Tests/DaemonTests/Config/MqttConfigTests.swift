@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 16: the `mqtt` section and the `--mqtt-url` / `--mqtt-node` flags.
@@ -39,7 +40,7 @@ import Testing
         #expect(mqtt.caFile == ca)
         #expect(mqtt.topicPrefix == "venue/georacing")
         #expect(mqtt.qosState == 2)
-        #expect(try MqttPublisher.readPassword(password) == "s3cret")
+        #expect(try MosquittoClient.Options.readPassword(password) == "s3cret")
     }
 
     @Test(arguments: [

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 11: `zones.names`, the display names every kiosk shows for a zone.

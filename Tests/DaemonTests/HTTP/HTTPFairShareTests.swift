@@ -5,6 +5,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import NIOHTTP1
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The request side shared by the web kiosk and the metrics endpoint, on its own.

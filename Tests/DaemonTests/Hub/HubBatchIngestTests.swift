@@ -7,6 +7,7 @@ import NIOPosix
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The live path's batches into the hub: one evaluation per read time, bursts that wait on a busy

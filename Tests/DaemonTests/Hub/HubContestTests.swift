@@ -8,6 +8,7 @@ import NIOEmbedded
 import NIOPosix
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A contested key (two transmitters disagreeing on one key) as the daemon reports it.

@@ -4,6 +4,7 @@ import Logging
 import NIOEmbedded
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 27, item 2: the hub emits one event per publication, beacon update and remote fetch, to

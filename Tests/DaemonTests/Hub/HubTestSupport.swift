@@ -2,6 +2,7 @@ import CircuitState
 import Logging
 import NIOCore
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 extension TrackStateHub {

@@ -5,6 +5,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The publisher's two-pass fan-out: every subscriber that takes the line directly gets it

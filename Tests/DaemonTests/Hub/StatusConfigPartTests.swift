@@ -2,6 +2,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// `status.config` (which file is in force, its digest, the reloads) and the human `config` and

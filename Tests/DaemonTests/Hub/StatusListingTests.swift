@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A status reply with full tables: listed in the full sorts' order, and cheap enough that a state

@@ -8,6 +8,7 @@ import NIOEmbedded
 import NIOPosix
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// An engine clock the test moves by hand; timers never fire by themselves. Unchecked: a test moves

@@ -6,6 +6,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 11: the hub sends the configured zone names (`zone_name`) with the state and the beacon

@@ -1,5 +1,6 @@
 import Foundation
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// States, views and frame readers for the kiosk's tests.

@@ -3,6 +3,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Every route of the web kiosk over real HTTP, against a real daemon socket (SocketHarness)

@@ -7,6 +7,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 13, "Prometheus metrics": what each series is made from, how totals become swift-metrics

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 16, "every change": a storm of states handed over faster than the pump interval reaches a

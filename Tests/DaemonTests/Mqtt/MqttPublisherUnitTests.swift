@@ -3,6 +3,7 @@ import CircuitState
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 16: topics, sighting keys, payloads, the outbox's coalescing and dropping, the sighting

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 25, item 6: a node publishes its latest retained state again periodically, with a new `sent`,

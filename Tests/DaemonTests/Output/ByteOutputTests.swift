@@ -3,6 +3,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The hand-written formatting under the JSON and table output (issue 15): escaping, integers,

@@ -3,6 +3,7 @@
 // Only the names changed (Legacy…), and the parts of the writer reports do not use are left out.
 import BLEPayload
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Writes JSON into a byte buffer without Foundation: objects and arrays are

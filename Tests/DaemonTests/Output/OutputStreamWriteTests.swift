@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// `OutputStream`'s own buffer and write(2) loop (issue 15): partial writes into a blocking pipe

@@ -3,6 +3,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The byte-level report output (issue 15) prints exactly what the String-based formatter before

@@ -2,6 +2,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct TerminalTextTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct JSONWriterTests {

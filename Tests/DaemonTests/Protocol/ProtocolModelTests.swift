@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 extension StatusMessage {

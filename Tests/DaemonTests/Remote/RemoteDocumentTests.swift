@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct RemoteDocumentTests {

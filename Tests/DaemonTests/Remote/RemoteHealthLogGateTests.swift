@@ -1,5 +1,6 @@
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The remote poller's health lines: one per transition per minute (issue 14).

@@ -2,6 +2,7 @@ import CircuitState
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// `RemoteJSONDecoder`: Decodable types over the strict parser's tree, with beacond's messages.

@@ -4,6 +4,7 @@ import CircuitState
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 25, class 1 (safety): race control's evacuation, in every spelling a hand, a tool or a

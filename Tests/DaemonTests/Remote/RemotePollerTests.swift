@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 private let apiObject = """

@@ -2,6 +2,7 @@ import BeacondTestSupport
 import CircuitState
 import Synchronization
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Collects what a poller delivers.

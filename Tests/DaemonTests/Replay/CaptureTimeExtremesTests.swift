@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Time formatting and the replay clock at the ends of Int64 microseconds.

@@ -7,6 +7,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The sinks live backends feed: the daemon's (decode, batch, hand to the hub) and `scan`'s (print).

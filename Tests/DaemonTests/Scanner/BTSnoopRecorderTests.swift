@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Reading recordings back, as `beacond replay` does.

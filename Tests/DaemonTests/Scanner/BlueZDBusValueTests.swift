@@ -1,6 +1,7 @@
 import BeacondTestSupport
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The libdbus iterator wrappers, on messages built in memory (no bus needed).

@@ -3,6 +3,7 @@ import BeacondTestSupport
 import CBlueZ
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Device1 property parsing and the per-device table, on messages built in memory.

@@ -4,6 +4,7 @@ import CBlueZ
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The bluez backend against python-dbusmock's bluez5 template on a private bus. Serialized:

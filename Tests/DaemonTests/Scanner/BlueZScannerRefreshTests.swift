@@ -2,6 +2,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 12, "Repeats on real adapters": while no advertisement monitor is active, the backend

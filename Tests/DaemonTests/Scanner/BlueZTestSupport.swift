@@ -5,6 +5,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A bluez backend running against a test bus, stopped when the object goes away.

@@ -3,6 +3,7 @@ import BeacondTestSupport
 import Glibc
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The pure parts of the HCI backend: the commands, the mode choice, configuration and filter.

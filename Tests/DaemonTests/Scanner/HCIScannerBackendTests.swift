@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A backend on fake controllers, started on its own thread, with fast retries.

@@ -4,6 +4,7 @@ import CLinux
 import Glibc
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Batched reads of the HCI socket (`recvmmsg`, `HCIReadBatch`): the packets queued are read

@@ -1,6 +1,7 @@
 import BeacondTestSupport
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// What the real kernel showed under QEMU (Tests/Stack, `make test-stack`) that the fake

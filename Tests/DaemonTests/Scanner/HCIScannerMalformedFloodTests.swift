@@ -8,6 +8,7 @@ import NIOPosix
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 14, fault injection: the air through the hci backend. Malformed HCI events at 50,000 a

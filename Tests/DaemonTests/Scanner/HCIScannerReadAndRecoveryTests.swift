@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct HCIScannerReadTests {

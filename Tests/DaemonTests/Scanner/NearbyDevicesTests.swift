@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The daemon's table of devices that are not GeoRacing beacons (`status.devices`): at most 64,

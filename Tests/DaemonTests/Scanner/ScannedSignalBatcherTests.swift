@@ -1,6 +1,7 @@
 import BLEPayload
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The one decode-and-batch path of the live sink and replay.

@@ -4,6 +4,7 @@ import NIOEmbedded
 import NIOTestUtils
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The socket server's channel handlers on an `EmbeddedChannel`: writability is set by hand and

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// `SocketAcceptLoop` on its own: it hands over every pending connection with the peer's uid, and

@@ -2,6 +2,7 @@ import Glibc
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The publisher's direct path (`OutboundQueueHandler.writeDirectly`): lines go straight to an

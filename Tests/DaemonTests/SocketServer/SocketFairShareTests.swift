@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 #if canImport(Glibc)

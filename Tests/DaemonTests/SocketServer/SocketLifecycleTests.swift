@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 @testable import beacond
 

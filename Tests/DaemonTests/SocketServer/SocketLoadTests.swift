@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Many clients, slow clients, and what the server's queues do about them.

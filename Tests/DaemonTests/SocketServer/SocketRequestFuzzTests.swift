@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Extreme and garbage request lines: each gets one clear answer, nothing traps, and the

@@ -6,6 +6,7 @@ import NIOCore
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Status replies under load: bounded lists, the per-client rate, the per-client byte bound.

@@ -8,6 +8,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 #if canImport(Glibc)

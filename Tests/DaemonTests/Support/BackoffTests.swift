@@ -1,5 +1,6 @@
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct BackoffTests {

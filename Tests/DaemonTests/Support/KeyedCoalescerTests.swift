@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The one coalescer (socket beacon updates, MQTT sightings, systemd's status line), on

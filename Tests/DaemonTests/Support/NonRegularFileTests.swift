@@ -3,6 +3,7 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 25, item 5: files that are not files. Every path beacond reads (config, CA, password,

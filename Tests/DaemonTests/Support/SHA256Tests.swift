@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// The config file's digest (`status.config.sha256`): FIPS 180-4's vectors, and `sha256sum` on

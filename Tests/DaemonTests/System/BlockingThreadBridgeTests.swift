@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct BlockingThreadBridgeTests {

@@ -2,6 +2,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// `EventLoop.wait(for:)`: async code waits out time on a loop's scheduled task, and a

@@ -6,6 +6,7 @@ import NIOPosix
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// A clock tests move by hand, in microseconds.

@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Collects what a log handler writes.

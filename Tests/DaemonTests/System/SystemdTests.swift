@@ -3,6 +3,7 @@ import CLinux
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 @Suite struct SystemdTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Issue 25, item 6: `beacond venue` does not believe whatever the broker holds. Each test fails on the

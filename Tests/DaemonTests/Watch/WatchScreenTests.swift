@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BeacondClient
 @testable import BeacondCore
 
 /// Beacons and statuses for `beacond watch`'s table tests.
