@@ -19,12 +19,8 @@ extension EventLoop {
         }
     }
 
-    /// `wait(for:)` with a `Duration`, to the nanosecond (saturating).
+    /// `wait(for:)` with a `Duration` (NIO's conversion: nanoseconds, clamped).
     package func wait(for duration: Duration) async throws {
-        let (seconds, attoseconds) = duration.components
-        let (nanos, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        try await wait(
-            for: .nanoseconds(overflow ? .max : nanos.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
-        )
+        try await wait(for: TimeAmount(duration))
     }
 }
