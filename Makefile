@@ -84,6 +84,10 @@ lint: deps-build
 	@big=$$(find $(SWIFT_DIRS) -name '*.swift' | while read f; do \
 		[ $$(wc -l < "$$f") -gt 400 ] && ! head -15 "$$f" | grep -q 'One unit:' && echo "$$f: $$(wc -l < "$$f") lines"; \
 		done; true); if [ -n "$$big" ]; then echo "files over 400 lines:"; echo "$$big"; exit 1; fi
+	@waits=$$(grep -rnE 'Mirror\(|usleep|[^a-zA-Z_.]sleep\(|Thread\.sleep|Task\.sleep' Sources); \
+		if [ -n "$$waits" ]; then echo "timed sleeps or Mirror in Sources (docs/threads.md):"; echo "$$waits"; exit 1; fi
+	@threads=$$(grep -rn 'PosixThread\.start' Sources | grep -v '^Sources/BeacondClient/System/BlockingThreadBridge.swift:'); \
+		if [ -n "$$threads" ]; then echo "threads started outside BlockingThreadBridge:"; echo "$$threads"; exit 1; fi
 	$(SWIFT) build --build-tests $(QUIET_NOTICE)
 
 # Three runs, so that tests which bound real time (the remote poller against a local server, the

@@ -52,7 +52,7 @@ package final class TrackStateFeed: Sendable {
             if case .failure(let failure) = stopSignal { throw PosixThread.StartError(code: failure.errno) }
             return
         }
-        _ = try PosixThread.start(detached: true) { [self] in run(stopSignal: signal) }
+        try BlockingThreadBridge.detach { [self] in run(stopSignal: signal) }
     }
 
     /// Asks the thread to end; it does at once, without another event.

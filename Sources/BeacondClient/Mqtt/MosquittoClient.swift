@@ -156,7 +156,7 @@ package final class MosquittoClient: @unchecked Sendable {
     // MARK: The network thread
 
     package func start() throws {
-        thread = try PosixThread.start(detached: false) { [self] in
+        thread = try BlockingThreadBridge.joinable { [self] in
             runLoop()
             ended.store(true, ordering: .releasing)
             endedSignal.signal()

@@ -95,12 +95,12 @@ package enum WatchLoop {
         do throws(Ending) {
             do throws(KioskTerminal.WriteError) { try terminal.enter() } catch { throw .terminal(error) }
             do throws(PosixThread.StartError) {
-                _ = try PosixThread.start(detached: true) {
+                try BlockingThreadBridge.detach {
                     pollStatus(source, latest: latest, devices: options.showsDevices, period: options.period) {
                         waker.yield(.status)
                     }
                 }
-                _ = try PosixThread.start(detached: true) {
+                try BlockingThreadBridge.detach {
                     readKeys(latest: latest) { waker.yield(.key($0)) }
                 }
             } catch {

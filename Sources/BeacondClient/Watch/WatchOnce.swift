@@ -35,14 +35,17 @@ package enum WatchOnce {
         }
         // Ends the thread's waits once the outcome is in (a signal may come first).
         defer { stop.signal() }
-        do {
-            _ = try PosixThread.start(detached: true) {
-                deliver.yield(
-                    snapshot(source: source, replay: replay, showsDevices: showsDevices, sort: sort, stop: stop))
+        let snapshotTask = Task {
+            do {
+                try await BlockingThreadBridge.run(stop: { stop.signal() }) {
+                    deliver.yield(
+                        snapshot(source: source, replay: replay, showsDevices: showsDevices, sort: sort, stop: stop))
+                }
+            } catch {
+                deliver.yield(.failed("\(error)"))
             }
-        } catch {
-            return .failed("\(error)")
         }
+        defer { snapshotTask.cancel() }
         for await outcome in outcomes { return outcome }
         return .signal(SIGTERM)
     }

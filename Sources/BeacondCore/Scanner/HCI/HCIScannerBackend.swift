@@ -81,7 +81,7 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
             guard !state.started else { return completion(nil) }
             state.started = true
             do throws(PosixThread.StartError) {
-                state.thread = try PosixThread.start(detached: true) { [self] in completion(lifecycle()) }.handle
+                state.thread = try BlockingThreadBridge.detach { [self] in completion(lifecycle()) }
             } catch {
                 completion(.system(adapter: "", operation: "start the reader thread", errno: error.code))
             }
