@@ -165,7 +165,7 @@ struct CaptureBuilder {
                 report.data = GeoRacingSignal.circuit(
                     zone: UInt16(index / geoEvery % 48 + 1), mode: modes[index / geoEvery % modes.count],
                     sequence: UInt16(truncatingIfNeeded: index / geoEvery), ttl: 10,
-                    temperature: index % 3 == 0 ? Int8(index % 40) : nil
+                    temperature: index % 3 == 0 ? UInt8(index % 40) : nil
                 ).advertisingData()
                 report.isTruncated = false
                 report.properties = ExtendedEventProperties(rawValue: report.properties.rawValue & ~0x60)

@@ -35,7 +35,7 @@ func decodeAll(_ reader: CaptureReader) throws(CaptureError) -> DecodeTally {
                 tally.signalSum &+=
                     Int(signal.zone) &+ Int(signal.mode.rawValue) &+ Int(signal.sequence)
                     &+ Int(signal.ttl)
-            case .rejected:
+            case .rejected, .userBeacon:
                 tally.rejected += 1
             }
         }

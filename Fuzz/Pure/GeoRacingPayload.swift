@@ -15,14 +15,24 @@ public func fuzzGeoRacingPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     fuzzCheck(fromBuffer == fromCollection, "buffer and collection decoders disagree: \(bytes)")
     if case .success(let signal) = fromBuffer {
         fuzzCheck(signal.encoded() == bytes, "accepted \(bytes) re-encodes to \(signal.encoded())")
-        fuzzCheck([8, 9, 13].contains(bytes.count), "accepted a \(bytes.count)-byte frame")
+        fuzzCheck([2, 8, 9, 13].contains(bytes.count), "accepted a \(bytes.count)-byte frame")
+    }
+    // A user beacon is one only where no signal is, and only at its two lengths.
+    let user = bytes.withUnsafeBytes { GeoRacingUserBeacon(parsing: $0) }
+    if let user {
+        fuzzCheck((try? fromBuffer.get()) == nil, "\(bytes) is both a signal and a user beacon")
+        fuzzCheck([5, 13].contains(bytes.count) && bytes[0] == 1, "accepted \(bytes) as a user beacon")
+        let location: (latitude: Float, longitude: Float)? =
+            user.carriesLocation ? (Float(bitPattern: 0), Float(bitPattern: 0)) : nil
+        let again = GeoRacingUserBeacon.frame(uidHash: user.uidHash, location: location)
+        fuzzCheck(Array(again.prefix(5)) == Array(bytes.prefix(5)), "user beacon \(bytes) re-encodes to \(again)")
     }
 
-    let version: GeoRacingSignal.Version = input.bool() ? .v2 : .v1
+    let version = GeoRacingSignal.Version.allCases[Int(input.u8()) % GeoRacingSignal.Version.allCases.count]
     let withTemperature = input.bool()
     let signal = GeoRacingSignal(
         version: version, zone: input.u16(), mode: GeoRacingMode(rawValue: input.u8()), flags: input.u8(),
-        sequence: input.u16(), ttl: input.u8(), temperature: withTemperature ? Int8(bitPattern: input.u8()) : nil,
+        sequence: input.u16(), ttl: input.u8(), temperature: withTemperature ? input.u8() : nil,
         sourceID: input.u32(), reserved: input.u8())
     let encoded = signal.encoded()
     let decoded = Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: encoded) }
@@ -44,7 +54,9 @@ public func fuzzGeoRacingPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
 func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
     var seeds: [[UInt8]] = [
         GeoRacingSignal.circuit(zone: 7, mode: .redFlag, sequence: 42, ttl: 30).encoded(),
-        GeoRacingSignal.circuit(zone: 1, mode: .evacuation, sequence: 65_535, ttl: 0, temperature: -5).encoded(),
+        GeoRacingSignal.circuit(zone: 1, mode: .evacuation, sequence: 65_535, ttl: 0, temperature: 251).encoded(),
+        GeoRacingSignal(command: .evacuate).encoded(), [0xFF, 3], [0xFF],
+        GeoRacingUserBeacon.frame(uidHash: 0x1201_5432), GeoRacingUserBeacon.frame(uidHash: 7, location: (41.57, 2.26)),
         GeoRacingSignal.staff(sourceID: 0xDEAD_BEEF, zone: 3, mode: .safetyCar, sequence: 1, ttl: 120).encoded(),
         GeoRacingSignal.circuit(zone: 2, mode: .unknown(9), sequence: 3).encoded(),
         [], [1], [2], [3, 0, 0, 0, 0, 0, 0, 0],

@@ -1,77 +1,21 @@
-/// The mode byte of a GeoRacing frame.
-public enum GeoRacingMode: Hashable, Sendable {
-    case normal
-    case safetyCar
-    case redFlag
-    case evacuation
-    /// A mode byte this version does not know; the raw value is kept.
-    case unknown(UInt8)
-
-    public init(rawValue: UInt8) {
-        switch rawValue {
-        case 0: self = .normal
-        case 1: self = .safetyCar
-        case 2: self = .redFlag
-        case 3: self = .evacuation
-        default: self = .unknown(rawValue)
-        }
-    }
-
-    public var rawValue: UInt8 {
-        switch self {
-        case .normal: 0
-        case .safetyCar: 1
-        case .redFlag: 2
-        case .evacuation: 3
-        case .unknown(let raw): raw
-        }
-    }
-
-    public var isKnown: Bool {
-        if case .unknown = self { return false }
-        return true
-    }
-
-    /// The mode's name in JSON output and the socket protocol.
-    public var name: String {
-        switch self {
-        case .normal: "normal"
-        case .safetyCar: "safety_car"
-        case .redFlag: "red_flag"
-        case .evacuation: "evacuation"
-        case .unknown: "unknown"
-        }
-    }
-}
-
-/// Why manufacturer data with the GeoRacing company id is not a GeoRacing signal.
-public enum GeoRacingRejection: Error, Hashable, Sendable, CaseIterable {
-    /// The length does not match the version (or there is no version byte at all).
-    case badLength
-    /// The version byte is neither 1 nor 2.
-    case badVersion
-
-    /// The reason as printed in summaries and JSON.
-    public var reason: String {
-        switch self {
-        case .badLength: "bad_length"
-        case .badVersion: "bad_version"
-        }
-    }
-}
-
-/// A GeoRacing beacon frame, the payload of manufacturer data with the
-/// GeoRacing company id (the bytes after the company id). All multi-byte
-/// fields are big-endian.
+/// A GeoRacing frame that claims a mode: the payload of manufacturer data with the GeoRacing
+/// company id (the bytes after the company id). All multi-byte fields are big-endian.
 ///
 /// - v1 circuit beacon: `[1][zone u16][mode][flags][sequence u16][ttl_s]`, then an
-///   optional `[temperature i8]`: 8 or 9 bytes.
+///   optional `[temperature u8]` (whole °C, as GeoRacing's Windows beacon writes it: clamped
+///   0–255): 8 or 9 bytes.
 /// - v2 staff broadcast: `[2][source_id u32][zone u16][mode][flags][sequence u16][ttl_s][reserved]`:
 ///   13 bytes.
+/// - staff command: `[0xFF][command]`: 2 bytes (`GeoRacingCommand`). It names no zone, sequence
+///   or TTL: it reads as circuit-wide, sequence 0, with the command's TTL.
+///
+/// GeoRacing's attendee app also sends user beacons on the company id (`GeoRacingUserBeacon`):
+/// they claim nothing and are not signals.
 public struct GeoRacingSignal: Hashable, Sendable {
-    public enum Version: UInt8, Sendable {
+    public enum Version: UInt8, Sendable, CaseIterable {
         case v1 = 1
         case v2 = 2
+        case command = 0xFF
     }
 
     /// The default GeoRacing company identifier.
@@ -84,17 +28,22 @@ public struct GeoRacingSignal: Hashable, Sendable {
     public var sequence: UInt16
     /// Time to live in seconds.
     public var ttl: UInt8
-    /// v1 only, when the beacon sends it: °C.
-    public var temperature: Int8?
+    /// v1 only, when the beacon sends it: whole °C, unsigned.
+    public var temperature: UInt8?
     /// v2 only: the staff device's id.
     public var sourceID: UInt32?
     /// v2 only: the reserved byte, kept so encoding mirrors decoding.
     public var reserved: UInt8
 
+    /// A `.command` frame's fields are the command's (`init(command:)`): `mode` picks the command.
     public init(
         version: Version, zone: UInt16, mode: GeoRacingMode, flags: UInt8 = 0, sequence: UInt16,
-        ttl: UInt8, temperature: Int8? = nil, sourceID: UInt32? = nil, reserved: UInt8 = 0
+        ttl: UInt8, temperature: UInt8? = nil, sourceID: UInt32? = nil, reserved: UInt8 = 0
     ) {
+        guard version != .command else {
+            self = GeoRacingSignal(command: GeoRacingCommand(sending: mode))
+            return
+        }
         self.version = version
         self.zone = zone
         self.mode = mode
@@ -106,10 +55,23 @@ public struct GeoRacingSignal: Hashable, Sendable {
         self.reserved = version == .v2 ? reserved : 0
     }
 
+    /// A staff command frame.
+    public init(command: GeoRacingCommand) {
+        version = .command
+        zone = 0
+        mode = command.mode
+        flags = 0
+        sequence = 0
+        ttl = command.ttl
+        temperature = nil
+        sourceID = nil
+        reserved = 0
+    }
+
     /// A v1 circuit beacon frame.
     public static func circuit(
         zone: UInt16, mode: GeoRacingMode, sequence: UInt16, ttl: UInt8 = 10, flags: UInt8 = 0,
-        temperature: Int8? = nil
+        temperature: UInt8? = nil
     ) -> GeoRacingSignal {
         GeoRacingSignal(
             version: .v1, zone: zone, mode: mode, flags: flags, sequence: sequence, ttl: ttl,
@@ -125,7 +87,13 @@ public struct GeoRacingSignal: Hashable, Sendable {
             sourceID: sourceID)
     }
 
-    /// Decodes a frame (the manufacturer data after the company id).
+    /// The command of a `.command` frame.
+    public var command: GeoRacingCommand? {
+        version == .command ? GeoRacingCommand(sending: mode) : nil
+    }
+
+    /// Decodes a frame (the manufacturer data after the company id). A user beacon's lengths are
+    /// `badLength` here; `GeoRacingDecoder` tells them apart.
     public init(parsing payload: UnsafeRawBufferPointer) throws(GeoRacingRejection) {
         guard let versionByte = payload.first else { throw .badLength }
         // Each branch checks the exact length first, so every index below is in range.
@@ -140,7 +108,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
             self.flags = payload[4]
             self.sequence = be16(5)
             self.ttl = payload[7]
-            self.temperature = payload.count == 9 ? Int8(bitPattern: payload[8]) : nil
+            self.temperature = payload.count == 9 ? payload[8] : nil
             self.reserved = 0
         case 2:
             guard payload.count == 13 else { throw .badLength }
@@ -153,6 +121,10 @@ public struct GeoRacingSignal: Hashable, Sendable {
             self.ttl = payload[11]
             self.reserved = payload[12]
             self.temperature = nil
+        case 0xFF:
+            guard payload.count == 2 else { throw .badLength }
+            guard let command = GeoRacingCommand(rawValue: payload[1]) else { throw .badCommand }
+            self = GeoRacingSignal(command: command)
         default:
             throw .badVersion
         }
@@ -171,12 +143,17 @@ public struct GeoRacingSignal: Hashable, Sendable {
     public func encoded() -> [UInt8] {
         var bytes: [UInt8] = [version.rawValue]
         func be16(_ value: UInt16) { bytes += [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)] }
-        if version == .v2 {
+        switch version {
+        case .command:
+            return bytes + [GeoRacingCommand(sending: mode).rawValue]
+        case .v2:
             let source = sourceID ?? 0
             bytes += [
                 UInt8(source >> 24), UInt8(truncatingIfNeeded: source >> 16),
                 UInt8(truncatingIfNeeded: source >> 8), UInt8(truncatingIfNeeded: source),
             ]
+        case .v1:
+            break
         }
         be16(zone)
         bytes.append(mode.rawValue)
@@ -185,9 +162,11 @@ public struct GeoRacingSignal: Hashable, Sendable {
         bytes.append(ttl)
         switch version {
         case .v1:
-            if let temperature { bytes.append(UInt8(bitPattern: temperature)) }
+            if let temperature { bytes.append(temperature) }
         case .v2:
             bytes.append(reserved)
+        case .command:
+            break
         }
         return bytes
     }
@@ -198,36 +177,5 @@ public struct GeoRacingSignal: Hashable, Sendable {
         builder.appendFlags(0x06)
         builder.appendManufacturerData(companyID: companyID, payload: encoded())
         return builder.bytes
-    }
-}
-
-/// What the GeoRacing decoder found in one report's advertising data.
-public enum GeoRacingMatch {
-    /// No manufacturer data with the GeoRacing company id.
-    case none
-    case signal(GeoRacingSignal)
-    case rejected(GeoRacingRejection)
-}
-
-/// Finds GeoRacing frames in advertising data, for a configurable company id.
-public struct GeoRacingDecoder: Sendable {
-    public var companyID: UInt16
-
-    public init(companyID: UInt16 = GeoRacingSignal.defaultCompanyID) {
-        self.companyID = companyID
-    }
-
-    /// The first valid GeoRacing frame in `data`; failing that, the first
-    /// rejection; failing that, `.none`.
-    public func decode(_ data: AdvertisingData) -> GeoRacingMatch {
-        var match = GeoRacingMatch.none
-        for entry in data.manufacturerData where entry.companyID == companyID {
-            do throws(GeoRacingRejection) {
-                return .signal(try GeoRacingSignal(parsing: entry.payload))
-            } catch {
-                if case .none = match { match = .rejected(error) }
-            }
-        }
-        return match
     }
 }

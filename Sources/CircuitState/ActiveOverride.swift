@@ -1,21 +1,24 @@
 import BLEPayload
 
 /// What identifies one override: its sender's address plus the zone (v1 circuit beacons)
-/// or the staff source id (v2). A frame only ever competes with frames of its own key.
+/// or the staff source id (v2); a staff command frame's sender alone. A frame only ever competes
+/// with frames of its own key.
 public enum OverrideKey: Hashable, Sendable, CustomStringConvertible {
     case circuit(zone: UInt16, address: BluetoothAddress)
     case staff(sourceID: UInt32, address: BluetoothAddress)
+    case command(address: BluetoothAddress)
 
     public init(signal: GeoRacingSignal, address: BluetoothAddress) {
         switch signal.version {
         case .v1: self = .circuit(zone: signal.zone, address: address)
         case .v2: self = .staff(sourceID: signal.sourceID ?? 0, address: address)
+        case .command: self = .command(address: address)
         }
     }
 
     public var address: BluetoothAddress {
         switch self {
-        case .circuit(_, let address), .staff(_, let address): address
+        case .circuit(_, let address), .staff(_, let address), .command(let address): address
         }
     }
 
@@ -23,6 +26,7 @@ public enum OverrideKey: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .circuit(let zone, let address): "zone \(zone) @ \(address)"
         case .staff(let sourceID, let address): "source \(sourceID) @ \(address)"
+        case .command(let address): "command @ \(address)"
         }
     }
 }
@@ -73,7 +77,7 @@ public struct ActiveOverride: Hashable, Sendable {
     public var address: BluetoothAddress { key.address }
     public var zone: UInt16 { signal.zone }
     public var sequence: UInt16 { signal.sequence }
-    public var temperature: Int8? { signal.temperature }
+    public var temperature: UInt8? { signal.temperature }
 
     /// Whether `self` wins over `other`: higher severity, then stronger latest RSSI (none is
     /// weakest), lower zone, v1 before v2, lower source id, lower address. Distance never counts.

@@ -19,6 +19,16 @@ public struct AllowList: Hashable, Sendable {
     }
 }
 
+/// What staff command frames (`[0xFF][command]`) do.
+public enum CommandFramePolicy: String, Hashable, Sendable, CaseIterable {
+    /// They claim as a v1 frame does, in the fail-safe direction: evacuate is a circuit-wide
+    /// evacuation, danger a red flag, each for 30 s and keyed by the sender's address; normal
+    /// clears that sender's claim.
+    case honour
+    /// They are listed (`status.beacons`) but never fused.
+    case report
+}
+
 /// Everything that tunes the fusion engine. Times are microseconds.
 public struct FusionConfiguration: Hashable, Sendable {
     public static let defaultMinRSSI = -90
@@ -51,14 +61,18 @@ public struct FusionConfiguration: Hashable, Sendable {
     public var referencePower: Double?
     /// How long a de-escalated claim stays in force after the frame that lowered or cleared it.
     public var deescalationHold: Int64
+    /// What staff command frames do (`fusion.command_frames`).
+    public var commandFrames: CommandFramePolicy
 
     public init(
         policy: Policy = .safety, minRSSI: Int = defaultMinRSSI, zones: Set<UInt16> = [],
         allow: AllowList = AllowList(),
         maxTTL: Int64 = defaultMaxTTL, maxEntries: Int = defaultMaxEntries, staleAfter: Int64 = defaultStaleAfter,
         maxDistance: Double? = nil, pathLossExponent: Double = RSSIRanging.defaultPathLossExponent,
-        referencePower: Double? = nil, deescalationHold: Int64 = defaultDeescalationHold
+        referencePower: Double? = nil, deescalationHold: Int64 = defaultDeescalationHold,
+        commandFrames: CommandFramePolicy = .honour
     ) {
+        self.commandFrames = commandFrames
         self.policy = policy
         self.minRSSI = minRSSI
         self.zones = zones
@@ -76,8 +90,11 @@ public struct FusionConfiguration: Hashable, Sendable {
     func rejection(of signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, distance: Double?)
         -> IngestFilter?
     {
+        let isCommand = signal.version == .command
+        if isCommand && commandFrames == .report { return .reportOnly }
         if let rssi, Int(rssi) < minRSSI { return .rssi }
-        if !zones.isEmpty && !zones.contains(signal.zone) { return .zone }
+        // A command frame names no zone: it is circuit-wide, whatever zones the screen shows.
+        if !isCommand && !zones.isEmpty && !zones.contains(signal.zone) { return .zone }
         if !allow.admits(address: address, sourceID: signal.sourceID) { return .allow }
         if let maxDistance, let distance, distance > maxDistance { return .distance }
         return nil

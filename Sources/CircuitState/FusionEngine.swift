@@ -7,6 +7,8 @@ public enum IngestFilter: String, Hashable, Sendable, CaseIterable {
     case zone
     case allow
     case distance
+    /// A staff command frame while `fusion.command_frames` is `report`.
+    case reportOnly = "report_only"
 }
 
 /// What one report did to the override table.
@@ -42,6 +44,7 @@ public struct FusionCounters: Hashable, Sendable {
     public var filteredZone = 0
     public var filteredAllow = 0
     public var filteredDistance = 0
+    public var filteredReportOnly = 0
     public var expired = 0
     public var evicted = 0
     public var refused = 0
@@ -67,6 +70,7 @@ public struct FusionCounters: Hashable, Sendable {
         case .filtered(.zone): filteredZone += 1
         case .filtered(.allow): filteredAllow += 1
         case .filtered(.distance): filteredDistance += 1
+        case .filtered(.reportOnly): filteredReportOnly += 1
         }
     }
 }

@@ -1,9 +1,9 @@
 extension OverrideKey {
-    /// The order of `description` ("source 7 @ AA:…" before "zone 12 @ AA:…"; the numbers compared
-    /// as text, so "zone 1 @" < "zone 10 @" < "zone 2 @"; then the address) as integers, so that a
-    /// sort builds no String per comparison. `OverrideKeyTests` checks it against the Strings.
+    /// The order of `description` ("command @ AA:…", then "source 7 @ AA:…", then "zone 12 @ AA:…";
+    /// the numbers compared as text, so "zone 1 @" < "zone 10 @" < "zone 2 @"; then the address) as
+    /// integers, so that a sort builds no String per comparison. `OverrideKeyTests` checks it against the Strings.
     struct DescriptionOrder: Comparable {
-        /// 0 for staff ("source …"), 1 for circuit ("zone …").
+        /// 0 for a command ("command @ …"), 1 for staff ("source …"), 2 for circuit ("zone …").
         private let kind: UInt8
         private let number: UInt64
         /// The address's upper-case fixed-width hex sorts as its value.
@@ -11,12 +11,16 @@ extension OverrideKey {
 
         init(_ key: OverrideKey) {
             switch key {
-            case .staff(let sourceID, let address):
+            case .command(let address):
                 kind = 0
+                number = 0
+                self.address = address.rawValue
+            case .staff(let sourceID, let address):
+                kind = 1
                 number = Self.textOrder(sourceID)
                 self.address = address.rawValue
             case .circuit(let zone, let address):
-                kind = 1
+                kind = 2
                 number = Self.textOrder(UInt32(zone))
                 self.address = address.rawValue
             }

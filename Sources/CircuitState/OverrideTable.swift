@@ -112,7 +112,8 @@ struct OverrideTable {
     struct Leader {
         var key: OverrideKey
         var mode: TrackMode
-        var zone: UInt16
+        /// The zone a published state names: nil for a command frame, which is circuit-wide.
+        var zone: UInt16?
         var revision: UInt64
     }
 
@@ -136,7 +137,10 @@ struct OverrideTable {
             }
         }
         return slot.flatMap { slot in
-            read(slot) { Leader(key: $0.key, mode: $0.mode, zone: $0.signal.zone, revision: $0.revision) }
+            read(slot) { entry in
+                let zone = entry.signal.version == .command ? nil : entry.signal.zone
+                return Leader(key: entry.key, mode: entry.mode, zone: zone, revision: entry.revision)
+            }
         }
     }
 

@@ -15,14 +15,15 @@ import Testing
         #expect(signal.sourceID == nil)
     }
 
-    @Test func decodesV1WithNegativeTemperature() throws {
+    /// GeoRacing's Windows beacon writes the temperature as an unsigned byte, clamped 0–255 °C.
+    @Test func decodesV1TemperatureAsTheUnsignedByteItIs() throws {
         let signal = try GeoRacingSignal(parsing: [0x01, 0x12, 0x34, 0x03, 0x80, 0xFF, 0xFF, 0x78, 0xF6])
         #expect(signal.zone == 0x1234)
         #expect(signal.mode == .evacuation)
         #expect(signal.flags == 0x80)
         #expect(signal.sequence == 0xFFFF)
         #expect(signal.ttl == 120)
-        #expect(signal.temperature == -10)
+        #expect(signal.temperature == 246)
     }
 
     @Test func decodesV2StaffFrameBigEndian() throws {
@@ -58,7 +59,11 @@ import Testing
         ([0x02, 0, 1, 0, 0, 0, 1, 10, 20], .badLength),
         ([0x00, 0, 1, 0, 0, 0, 1, 10], .badVersion),
         ([0x03, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 10, 0], .badVersion),
-        ([0xFF], .badVersion),
+        ([0xFF], .badLength),
+        ([0xFF, 1, 0], .badLength),
+        ([0xFF, 3], .badCommand),
+        ([0xFF, 0xFF], .badCommand),
+        ([0xFE, 1], .badVersion),
     ])
     func rejectsWrongVersionOrLength(bytes: [UInt8], expected: GeoRacingRejection) {
         #expect(throws: expected) { try GeoRacingSignal(parsing: bytes) }
@@ -67,6 +72,7 @@ import Testing
     @Test func rejectionReasonsAreStableNames() {
         #expect(GeoRacingRejection.badLength.reason == "bad_length")
         #expect(GeoRacingRejection.badVersion.reason == "bad_version")
+        #expect(GeoRacingRejection.badCommand.reason == "bad_command")
     }
 
     @Test func encodesV1ByteExact() {
@@ -77,16 +83,23 @@ import Testing
     }
 
     @Test func roundTripsAnyFrame() async {
-        await propertyCheck(count: 500, input: Gen.bool, Gen.uint8().array(of: 12), Gen.int8().optional) {
-            isV2, raw, temperature in
+        let versions = Gen.int(in: 0...2).map { GeoRacingSignal.Version.allCases[$0] }
+        await propertyCheck(count: 500, input: versions, Gen.uint8().array(of: 12), Gen.uint8().optional) {
+            version, raw, temperature in
             let signal = GeoRacingSignal(
-                version: isV2 ? .v2 : .v1, zone: UInt16(raw[0]) << 8 | UInt16(raw[1]),
+                version: version, zone: UInt16(raw[0]) << 8 | UInt16(raw[1]),
                 mode: GeoRacingMode(rawValue: raw[2]), flags: raw[3], sequence: UInt16(raw[4]) << 8 | UInt16(raw[5]),
                 ttl: raw[6], temperature: temperature,
                 sourceID: UInt32(raw[7]) << 24 | UInt32(raw[8]) << 16 | UInt32(raw[9]) << 8 | UInt32(raw[10]),
                 reserved: raw[11])
             let bytes = signal.encoded()
-            #expect(bytes.count == (isV2 ? 13 : (temperature == nil ? 8 : 9)))
+            let length =
+                switch version {
+                case .v1: temperature == nil ? 8 : 9
+                case .v2: 13
+                case .command: 2
+                }
+            #expect(bytes.count == length)
             #expect((try? GeoRacingSignal(parsing: bytes)) == signal)
         }
     }
@@ -101,6 +114,7 @@ import Testing
                     bytes.isEmpty
                         || !(bytes[0] == 1 && (bytes.count == 8 || bytes.count == 9))
                             && !(bytes[0] == 2 && bytes.count == 13)
+                            && !(bytes[0] == 0xFF && bytes.count == 2 && bytes[1] <= 2)
                 )
             }
         }

@@ -91,3 +91,46 @@ private let spoofedFrames = zip(
         }
     }
 }
+
+/// GeoRacing's Android staff app sends v2 frames whose sequence is the low 16 bits of a millisecond
+/// clock, sampled once per broadcast: across broadcasts the sequence jumps at random, forwards or
+/// back. Whatever the jumps, a staff evacuation is published from its first frame for as long as
+/// its broadcast lasts.
+@Suite struct StaffSequenceTests {
+    struct Broadcast: Sendable {
+        var sequence: UInt16
+        var mode: GeoRacingMode
+        var frames: Int
+        var pauseMs: Int
+    }
+
+    static let broadcasts = zip(Gen.int(in: 0...65535), Gen.int(in: 0...3), Gen.int(in: 1...40), Gen.int(in: 0...5_000))
+        .map { sequence, mode, frames, pause in
+            Broadcast(
+                sequence: UInt16(sequence), mode: GeoRacingMode(rawValue: UInt8(mode)), frames: frames,
+                pauseMs: pause)
+        }
+
+    @Test func noSequenceHidesAStaffEvacuation() async {
+        await propertyCheck(count: 300, input: Self.broadcasts.array(of: 1...12), Gen.int(in: 20...500)) {
+            broadcasts, intervalMs in
+            var engine = FusionEngine()
+            var time: Int64 = second
+            for broadcast in broadcasts {
+                for frame in 0..<broadcast.frames {
+                    let signal = GeoRacingSignal.staff(
+                        sourceID: 0x1201_5432, zone: 3, mode: broadcast.mode, sequence: broadcast.sequence, ttl: 60,
+                        flags: 1)
+                    engine.ingest(signal, address: address(7), rssi: -60, at: time)
+                    if broadcast.mode == .evacuation {
+                        #expect(engine.evaluate(at: time).mode == .evacuation, "frame \(frame) of \(broadcast)")
+                        let beforeNext = time + Int64(intervalMs) * 1_000 - 1
+                        #expect(engine.evaluate(at: beforeNext).mode == .evacuation)
+                    }
+                    time += Int64(intervalMs) * 1_000
+                }
+                time += Int64(broadcast.pauseMs) * 1_000
+            }
+        }
+    }
+}

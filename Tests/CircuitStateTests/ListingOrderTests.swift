@@ -54,11 +54,14 @@ import Testing
         for index in 0..<1_000 {
             let number = UInt64(index) &* 2_654_435_761 % 1_000_003
             let signal: GeoRacingSignal =
-                index % 3 == 0
-                ? .staff(
-                    sourceID: UInt32(truncatingIfNeeded: number &* 4_099), zone: 1, mode: .redFlag, sequence: 1,
-                    ttl: 10)
-                : .circuit(zone: UInt16(truncatingIfNeeded: number), mode: .normal, sequence: 1)
+                switch index % 7 {
+                case 0, 3:
+                    .staff(
+                        sourceID: UInt32(truncatingIfNeeded: number &* 4_099), zone: 1, mode: .redFlag, sequence: 1,
+                        ttl: 10)
+                case 5: GeoRacingSignal(command: .evacuate)
+                default: .circuit(zone: UInt16(truncatingIfNeeded: number), mode: .normal, sequence: 1)
+                }
             directory.record(
                 signal, address: BluetoothAddress(rawValue: number &* 0x9E37_79B9), rssi: -70, txPower: nil,
                 outcome: .inserted, at: Int64(index % 5) * second)

@@ -11,7 +11,7 @@ extension FusionEngine {
     @discardableResult
     mutating func circuit(
         zone: UInt16 = 1, _ mode: GeoRacingMode, sequence: UInt16 = 1, ttl: UInt8 = 10,
-        from sender: BluetoothAddress = address(1), rssi: Int8? = -60, txPower: Int8? = nil, temperature: Int8? = nil,
+        from sender: BluetoothAddress = address(1), rssi: Int8? = -60, txPower: Int8? = nil, temperature: UInt8? = nil,
         at time: Int64
     ) -> IngestOutcome {
         ingest(

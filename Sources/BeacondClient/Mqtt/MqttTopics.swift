@@ -20,11 +20,13 @@ package struct MqttTopics: Hashable, Sendable {
 
     package func beacon(_ key: OverrideKey) -> String { "\(prefix)/\(node)/beacons/\(Self.sightingKey(key))" }
 
-    /// `zone-<n>-<ADDR>` or `source-<id>-<ADDR>`: the address as 12 upper-case hex digits, no colons.
+    /// `zone-<n>-<ADDR>`, `source-<id>-<ADDR>` or `command-<ADDR>`: the address as 12 upper-case hex
+    /// digits, no colons.
     package static func sightingKey(_ key: OverrideKey) -> String {
         switch key {
         case .circuit(let zone, let address): "zone-\(zone)-\(hex(address))"
         case .staff(let sourceID, let address): "source-\(sourceID)-\(hex(address))"
+        case .command(let address): "command-\(hex(address))"
         }
     }
 

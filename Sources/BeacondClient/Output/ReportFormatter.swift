@@ -71,6 +71,9 @@ package struct ReportFormatter {
         case .rejected(let rejection):
             out.append(",\"georacing_rejected\":")
             out.appendJSONString(rejection.reason)
+        case .userBeacon(let user):
+            // Whether it carried a location, never the location: it is an attendee's.
+            out.append(user.carriesLocation ? ",\"georacing_user_beacon\":{\"location\":true}" : ",\"georacing_user_beacon\":{\"location\":false}")
         case .none:
             break
         }
@@ -128,6 +131,10 @@ package struct ReportFormatter {
         appendDecimal(orNull: signal.temperature, into: &out)
         out.append(",\"source_id\":")
         appendDecimal(orNull: signal.sourceID, into: &out)
+        if let command = signal.command {
+            out.append(",\"command\":")
+            out.appendDecimal(magnitude: UInt64(command.rawValue))
+        }
         out.appendByte(UInt8(ascii: "}"))
     }
 

@@ -12,6 +12,7 @@ package struct ReportPrinter {
     package private(set) var reports = 0
     private(set) var signals = 0
     private(set) var rejections: [GeoRacingRejection: Int] = [:]
+    private(set) var userBeacons = 0
     private var headerPrinted = false
 
     package init(formatter: ReportFormatter, all: Bool, json: Bool, output: OutputStream) {
@@ -27,9 +28,12 @@ package struct ReportPrinter {
         switch match {
         case .signal: signals += 1
         case .rejected(let reason): rejections[reason, default: 0] += 1
+        case .userBeacon: userBeacons += 1
         case .none: if !all { return }
         }
+        // Only GeoRacing signals without --all: rejected frames and attendees' phones are counted.
         if case .rejected = match, !all { return }
+        if case .userBeacon = match, !all { return }
         if !json { printHeader() }
         // Straight into the output's buffer; written again with more room in the unlikely case
         // the bound falls short.
@@ -54,9 +58,9 @@ package struct ReportPrinter {
         output.write(ReportFormatter.tableHeader + "\n")
     }
 
-    /// "N GeoRacing signals, rejected: bad_length=0, ..." for the summaries on stderr.
+    /// "N GeoRacing signals, N user beacons, rejected: bad_length=0, ..." for the summaries on stderr.
     package var signalSummary: String {
-        "\(signals) GeoRacing signals, rejected:"
+        "\(signals) GeoRacing signals, \(userBeacons) user beacons, rejected:"
             + GeoRacingRejection.allCases.map { " \($0.reason)=\(rejections[$0, default: 0])" }.joined(separator: ",")
     }
 }

@@ -45,6 +45,9 @@ extension ReportFormatter {
         case .rejected(let rejection):
             out.append("GeoRacing frame rejected: ")
             out.appendBytes(rejection.reason)
+        case .userBeacon(let user):
+            // The attendee's location is never printed, only that the frame carried one.
+            out.append(user.carriesLocation ? "GeoRacing user beacon (with a location)" : "GeoRacing user beacon")
         case .none:
             var first = true
             for entry in report.data.manufacturerData {
@@ -60,8 +63,15 @@ extension ReportFormatter {
         }
     }
 
-    /// `v1 zone 3 RED FLAG seq 42 ttl 10s 21°C flags 0x1`, `v2 staff 7 zone 3 UNKNOWN(9) seq 1 ttl 5s`.
+    /// `v1 zone 3 RED FLAG seq 42 ttl 10s 21°C flags 0x1`, `v2 staff 7 zone 3 UNKNOWN(9) seq 1 ttl 5s`,
+    /// `command evacuate EVACUATION ttl 30s`.
     static func describe<Sink: ByteSink>(_ signal: GeoRacingSignal, into out: inout Sink) {
+        switch signal.command {
+        case .normal?: return out.append("command normal NORMAL ttl 0s")
+        case .evacuate?: return out.append("command evacuate EVACUATION ttl 30s")
+        case .danger?: return out.append("command danger RED FLAG ttl 30s")
+        case nil: break
+        }
         if signal.version == .v1 {
             out.append("v1 zone ")
         } else {

@@ -45,12 +45,14 @@ package enum StatusReport {
         if let mqtt = status.mqtt { out += line("mqtt", self.mqtt(mqtt)) }
         if let config = status.config { out += line("config", self.config(config)) }
         let counters = status.counters
-        let shown = [
+        var shown = [
             ("signals", counters.signals), ("accepted", counters.accepted),
             ("rejected_frames", counters.rejectedFrames), ("contests", counters.contests),
             ("expired", counters.expired), ("published", counters.published),
             ("remote_fetches", counters.remoteFetches), ("remote_failures", counters.remoteFailures),
         ]
+        // Older daemons do not count user beacons.
+        if let userBeacons = counters.userBeacons { shown.insert(("user_beacons", userBeacons), at: 3) }
         out += line("counters", shown.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
 
         out += list("active overrides", status.overrides, omitted: status.overridesOmitted)

@@ -126,6 +126,10 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
     package var beaconUpdates = 0
     /// Beacon updates dropped for want of room; nil from older daemons, which do not send it.
     package var beaconUpdatesDropped: Int?
+    /// Attendees' user beacons heard (never fused, never in `rejected_frames`); nil from older daemons.
+    package var userBeacons: Int?
+    /// Staff command frames listed but not fused (`fusion.command_frames: report`); nil from older daemons.
+    package var filteredReportOnly: Int?
     package var statusReused = 0
     package var subscribers = 0
 
@@ -148,6 +152,8 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
         case published
         case beaconUpdates = "beacon_updates"
         case beaconUpdatesDropped = "beacon_updates_dropped"
+        case userBeacons = "user_beacons"
+        case filteredReportOnly = "filtered_report_only"
         case statusReused = "status_reused"
         case subscribers
     }
@@ -178,6 +184,8 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
         writer.key("published"); writer.int(published)
         writer.key("beacon_updates"); writer.int(beaconUpdates)
         if let beaconUpdatesDropped { writer.key("beacon_updates_dropped"); writer.int(beaconUpdatesDropped) }
+        if let userBeacons { writer.key("user_beacons"); writer.int(userBeacons) }
+        if let filteredReportOnly { writer.key("filtered_report_only"); writer.int(filteredReportOnly) }
         writer.key("status_reused"); writer.int(statusReused)
         writer.key("subscribers"); writer.int(subscribers)
         writer.endObject()

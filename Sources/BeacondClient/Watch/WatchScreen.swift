@@ -109,6 +109,7 @@ package enum WatchScreen {
             "  filtered rssi \(counters.filteredRSSI) zone \(counters.filteredZone) allow \(counters.filteredAllow)"
                 + " distance \(counters.filteredDistance) mode \(counters.filteredUnknownMode)"
                 + "  refused \(counters.refused)  contests \(counters.contests)")
+        if let userBeacons = counters.userBeacons { rejected.append("  user beacons \(userBeacons)") }
         return [title, stateLine, health, rejected]
     }
 

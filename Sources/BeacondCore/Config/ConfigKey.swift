@@ -27,6 +27,7 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case fusionMaxDistance = "fusion.max_distance_m"
     case fusionReferencePower = "fusion.p1m_dbm"
     case fusionMaxEntries = "fusion.max_entries"
+    case fusionCommandFrames = "fusion.command_frames"
     case socketPath = "socket.path"
     case socketMaxClients = "socket.max_clients"
     case stateDir = "state_dir"

@@ -201,6 +201,8 @@ extension ConfigKey {
                 parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.referencePower(value) },
                 format: { $0.map { String($0) } ?? "~" })
         case .fusionMaxEntries: return Row(\.fusion.maxEntries, reload: .restart, integer: 1...1_000_000)
+        case .fusionCommandFrames:
+            return Row(\.fusion.commandFrames, reload: fusion, parse: P.commandFrames, format: \.rawValue)
         case .socketPath: return Row(\.socket.path, flag: "--socket", reload: .restart, path: P.socketPath)
         case .socketMaxClients: return Row(\.socket.maxClients, reload: .restart, integer: 1...1_000_000)
         case .stateDir: return Row(\.stateDir, flag: "--state-dir", reload: .restart, path: P.path)

@@ -201,6 +201,14 @@ package enum ConfigValueParser {
         return policy
     }
 
+    static func commandFrames(_ value: RawConfigValue) throws(ConfigValueProblem) -> CommandFramePolicy {
+        let text = try scalar(value, expected: "honour or report")
+        guard let policy = CommandFramePolicy(rawValue: text) else {
+            throw ConfigValueProblem("expected honour or report, found \(quoted(text))", at: value)
+        }
+        return policy
+    }
+
     static func logLevel(_ value: RawConfigValue) throws(ConfigValueProblem) -> Logger.Level {
         let text = try scalar(value, expected: "a log level")
         guard let level = Logger.Level(rawValue: text.lowercased()) else {

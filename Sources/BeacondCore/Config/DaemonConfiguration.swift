@@ -118,6 +118,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var deescalationHold: Int64 = FusionConfiguration.defaultDeescalationHold
         /// Received power at 1 m, dBm, for every beacon; nil: derived per beacon.
         var referencePower: Double?
+        /// What GeoRacing staff command frames do.
+        var commandFrames: CommandFramePolicy = .honour
     }
 
     struct Socket: Hashable, Sendable {
@@ -179,7 +181,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
             policy: fusion.policy, minRSSI: fusion.minRSSI, zones: fusion.zones, allow: fusion.allow,
             maxTTL: fusion.maxTTL, maxEntries: fusion.maxEntries, staleAfter: engineStaleAfter,
             maxDistance: fusion.maxDistance, referencePower: fusion.referencePower,
-            deescalationHold: fusion.deescalationHold)
+            deescalationHold: fusion.deescalationHold, commandFrames: fusion.commandFrames)
     }
 
     /// `remote.stale_after` on the engine's clock. Race control polled live is judged on the real

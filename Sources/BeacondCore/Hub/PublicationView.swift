@@ -49,8 +49,14 @@ extension BeaconReport {
             max(0, Double(now) - Double($0)) / 1_000_000
         }
         let isCircuit = signal.version == .v1
+        let kind =
+            switch signal.version {
+            case .v1: "circuit"
+            case .v2: "staff"
+            case .command: "command"
+            }
         self.init(
-            key: key.description, kind: isCircuit ? "circuit" : "staff", zone: Int(signal.zone),
+            key: key.description, kind: kind, zone: Int(signal.zone),
             zoneName: isCircuit ? zoneNames[signal.zone] : nil, sourceID: signal.sourceID.map { Int($0) },
             address: key.address.description, mode: signal.mode.name,
             rssi: (directory?.rssi ?? override?.rssi).map { Int($0) }, distance: override?.distance ?? heard,

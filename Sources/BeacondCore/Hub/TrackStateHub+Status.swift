@@ -96,6 +96,8 @@ extension TrackStateHub {
         status.remoteFailures = fusion.remoteFailures
         status.published = counters.published
         status.beaconUpdatesDropped = counters.beaconUpdatesDropped
+        status.userBeacons = counters.userBeacons
+        status.filteredReportOnly = fusion.filteredReportOnly
         return status
     }
 

@@ -54,6 +54,8 @@ package final class TrackStateHub: @unchecked Sendable {
     package struct HubCounters {
         package var signals = 0
         var rejectedFrames = 0
+        /// Attendees' user beacons: counted apart, never fused.
+        var userBeacons = 0
         package var published = 0
         /// Beacon updates the coalescer had no room for.
         package var beaconUpdatesDropped = 0
@@ -142,6 +144,7 @@ package final class TrackStateHub: @unchecked Sendable {
     func ingest(_ batch: ScannedSignalBatch) {
         eventLoop.preconditionInEventLoop()
         counters.rejectedFrames += batch.rejectedFrames
+        counters.userBeacons += batch.userBeacons
         guard !batch.signals.isEmpty else { return }
         for item in batch.signals {
             _ = input(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
@@ -175,6 +178,12 @@ package final class TrackStateHub: @unchecked Sendable {
     func rejectedFrame() {
         eventLoop.preconditionInEventLoop()
         counters.rejectedFrames += 1
+    }
+
+    /// An attendee's user beacon: counted, nothing else (its location is not the daemon's to keep).
+    func userBeaconHeard() {
+        eventLoop.preconditionInEventLoop()
+        counters.userBeacons += 1
     }
 
     func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64? = nil) {

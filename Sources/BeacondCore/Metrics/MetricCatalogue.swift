@@ -39,6 +39,9 @@ package enum MetricCatalogue {
     package static let signalsRejected = MetricFamily(
         name: "beacond_signals_rejected_total", kind: .counter,
         help: "Frames and signals that changed nothing, by reason.")
+    package static let userBeacons = MetricFamily(
+        name: "beacond_user_beacons_total", kind: .counter,
+        help: "GeoRacing attendee user beacons heard: counted, never fused.")
     package static let signalsContested = MetricFamily(
         name: "beacond_signals_contested_total", kind: .counter,
         help: "Signals contradicting the claim in force for their key (possible spoofing).")
@@ -95,7 +98,7 @@ package enum MetricCatalogue {
 
     package static let all: [MetricFamily] = [
         buildInfo, uptime, trackMode, stateChanges, signalsReceived, signalsAccepted, signalsRepeated,
-        signalsRejected, signalsContested, overridesActive, overridesExpired, overridesEvicted, remoteFetches,
+        signalsRejected, userBeacons, signalsContested, overridesActive, overridesExpired, overridesEvicted, remoteFetches,
         remoteFailures, remoteAge, remoteFresh, scannerUp, scannerRestarts, reports, signalsDropped,
         clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
         mqttSightingsDropped, publishLatency,

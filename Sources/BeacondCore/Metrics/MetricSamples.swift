@@ -58,6 +58,7 @@ extension MetricSample {
             MetricSample(C.signalsAccepted, counters.accepted),
             MetricSample(C.signalsRepeated, counters.repeats),
             MetricSample(C.signalsContested, counters.contestedFrames),
+            MetricSample(C.userBeacons, counters.userBeacons ?? 0),
             MetricSample(C.overridesActive, counters.overrides),
             MetricSample(C.overridesExpired, counters.expired),
             MetricSample(C.overridesEvicted, counters.evicted),
@@ -78,7 +79,7 @@ extension MetricSample {
             ("invalid_frame", counters.rejectedFrames), ("older_sequence", counters.olderIgnored),
             ("rssi", counters.filteredRSSI), ("zone", counters.filteredZone), ("allow_list", counters.filteredAllow),
             ("distance", counters.filteredDistance), ("unknown_mode", counters.filteredUnknownMode),
-            ("table_full", counters.refused),
+            ("table_full", counters.refused), ("report_only", counters.filteredReportOnly ?? 0),
         ]
         for (reason, count) in rejected {
             samples.append(MetricSample(C.signalsRejected, [Label("reason", reason)], count))

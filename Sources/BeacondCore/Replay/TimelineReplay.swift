@@ -20,6 +20,7 @@ package struct TimelineReplay {
         package var reports = 0
         package var signals = 0
         package var rejections = 0
+        package var userBeacons = 0
         package var changes = 0
         package var counters = FusionCounters()
     }
@@ -75,6 +76,8 @@ package struct TimelineReplay {
                     }
                 case .rejected:
                     summary.rejections += 1
+                case .userBeacon:
+                    summary.userBeacons += 1
                 case .none:
                     break
                 }

@@ -1,29 +1,33 @@
 import BLEPayload
 
-/// Signals decoded from advertising reports, and how many GeoRacing frames were rejected, on
-/// their way to the hub in one hop of its event loop.
+/// Signals decoded from advertising reports, and how many GeoRacing frames were rejected and how
+/// many were attendees' user beacons, on their way to the hub in one hop of its event loop.
 struct ScannedSignalBatch: Sendable {
     var signals: [ScannedSignal] = []
     var rejectedFrames = 0
+    var userBeacons = 0
 
-    var isEmpty: Bool { signals.isEmpty && rejectedFrames == 0 }
+    var isEmpty: Bool { signals.isEmpty && rejectedFrames == 0 && userBeacons == 0 }
 
     /// Appends `other`'s signals and rejected frames after this batch's.
     mutating func append(_ other: ScannedSignalBatch) {
         signals.append(contentsOf: other.signals)
         rejectedFrames += other.rejectedFrames
+        userBeacons += other.userBeacons
     }
 
     /// Empties the batch, keeping its room for signals.
     mutating func removeAll() {
         signals.removeAll(keepingCapacity: true)
         rejectedFrames = 0
+        userBeacons = 0
     }
 
     /// Hands the batch to the hub; call on its event loop. `willIngest` sees each signal's time
     /// just before it goes in (replay moves its virtual clock there).
     func apply(to hub: TrackStateHub, willIngest: (Int64) -> Void = { _ in }) {
         for _ in 0..<rejectedFrames { hub.rejectedFrame() }
+        for _ in 0..<userBeacons { hub.userBeaconHeard() }
         for item in signals {
             willIngest(item.time)
             hub.ingest(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
@@ -70,6 +74,8 @@ struct ScannedSignalBatcher {
                     txPower: report.txPower ?? report.data.txPowerLevel, time: time))
         case .rejected:
             batch.rejectedFrames += 1
+        case .userBeacon:
+            batch.userBeacons += 1
         case .none:
             guard let devices else { return }
             guard defersDevices else { return devices.record(report, at: time) }

@@ -173,7 +173,8 @@ extension ReplayCommand {
                     unknown_mode=\(counters.filteredUnknownMode); \(counters.evicted) evicted, \(counters.refused) \
                     refused), 
                     """
-                + "\(summary.rejections) rejected frames, \(counters.remoteSuccesses) remote fetches, "
+                + "\(summary.rejections) rejected frames, \(summary.userBeacons) user beacons, "
+                + "\(counters.remoteSuccesses) remote fetches, "
                 + "\(counters.remoteFailures) failed; \(summary.changes) state changes; "
                 + "\(Int(Double(summary.reports) / elapsed)) reports/s")
     }

@@ -44,6 +44,7 @@ import Testing
               max_distance_m: 25.5
               p1m_dbm: -61.5
               max_entries: 99
+              command_frames: report
             socket:
               path: /tmp/t.sock
               max_clients: 9

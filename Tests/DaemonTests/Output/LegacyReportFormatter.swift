@@ -274,6 +274,11 @@ struct LegacyReportFormatter {
             Self.json(signal, into: &writer)
         case .rejected(let rejection):
             writer.key("georacing_rejected"); writer.string(rejection.reason)
+        case .userBeacon(let user):
+            writer.key("georacing_user_beacon")
+            writer.beginObject()
+            writer.key("location"); writer.bool(user.carriesLocation)
+            writer.endObject()
         case .none:
             break
         }
@@ -309,6 +314,7 @@ struct LegacyReportFormatter {
         writer.key("ttl"); writer.int(signal.ttl)
         writer.key("temperature"); writer.int(signal.temperature)
         writer.key("source_id"); writer.int(signal.sourceID)
+        if let command = signal.command { writer.key("command"); writer.int(command.rawValue) }
         writer.endObject()
     }
 
@@ -330,6 +336,8 @@ struct LegacyReportFormatter {
             line += Self.describe(signal)
         case .rejected(let rejection):
             line += "GeoRacing frame rejected: \(rejection.reason)"
+        case .userBeacon(let user):
+            line += "GeoRacing user beacon" + (user.carriesLocation ? " (with a location)" : "")
         case .none:
             var parts: [String] = []
             for entry in report.data.manufacturerData {
@@ -348,6 +356,7 @@ struct LegacyReportFormatter {
             signal.mode.isKnown
             ? signal.mode.name.uppercased().legacyReplacingOccurrences("_", " ")
             : "UNKNOWN(\(signal.mode.rawValue))"
+        if let command = signal.command { return "command \(command) \(mode) ttl \(signal.ttl)s" }
         var text =
             signal.version == .v1 ? "v1 zone \(signal.zone)" : "v2 staff \(signal.sourceID ?? 0) zone \(signal.zone)"
         text += " \(mode) seq \(signal.sequence) ttl \(signal.ttl)s"

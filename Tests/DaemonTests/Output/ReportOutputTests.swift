@@ -170,11 +170,12 @@ enum SyntheticReports {
             .publicDevice, .randomDevice, .publicIdentity, .randomIdentity, .anonymous, .reserved(4), .reserved(254),
         ]
         let signals: [GeoRacingSignal] = [
-            .circuit(zone: 3, mode: .redFlag, sequence: 42, ttl: 10, flags: 0x81, temperature: -128),
-            .circuit(zone: 65535, mode: .unknown(200), sequence: 65535, ttl: 255, temperature: 127),
+            .circuit(zone: 3, mode: .redFlag, sequence: 42, ttl: 10, flags: 0x81, temperature: 0),
+            .circuit(zone: 65535, mode: .unknown(200), sequence: 65535, ttl: 255, temperature: 255),
             .circuit(zone: 0, mode: .normal, sequence: 0, ttl: 0),
             .staff(sourceID: 4_294_967_295, zone: 7, mode: .evacuation, sequence: 9, ttl: 5),
             .staff(sourceID: 0, zone: 1, mode: .safetyCar, sequence: 1, ttl: 1),
+            GeoRacingSignal(command: .evacuate), GeoRacingSignal(command: .normal), GeoRacingSignal(command: .danger),
         ]
         let geoRacing = GeoRacingSignal.defaultCompanyID
         var index = 0
@@ -204,6 +205,10 @@ enum SyntheticReports {
                         data.appendTXPowerLevel(127)
                     case 6:
                         data.append(type: 0x08, data: Array("short\u{1B}[31m".utf8))
+                    case 7:
+                        let location: (latitude: Float, longitude: Float)? = index % 2 == 0 ? (41.57, 2.26) : nil
+                        data.appendManufacturerData(
+                            companyID: geoRacing, payload: GeoRacingUserBeacon.frame(uidHash: 7, location: location))
                     default:
                         break
                     }
