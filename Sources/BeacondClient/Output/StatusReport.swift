@@ -79,6 +79,7 @@ package enum StatusReport {
             var status = beacon.active ? "active" : "heard"
             if beacon.held { status += ", held" }
             if beacon.contested { status += ", CONTESTED (possible spoofing)" }
+            if let temperature = beacon.temperature { status += ", \(temperature)°C" }
             if let rejected = beacon.rejected { status = "rejected: " + TerminalText.escaped(rejected) }
             rows.append([
                 TerminalText.escaped(beacon.key), TerminalText.escaped(beacon.kind), "\(beacon.zone)",

@@ -136,7 +136,11 @@ package enum WatchScreen {
         var note = WatchTable.Column(title: "NOTE", keep: 9)
         for beacon in beacons {
             let name =
-                beacon.kind == "circuit" ? "zone \(beacon.zone)" : "source \(beacon.sourceID.map { "\($0)" } ?? "?")"
+                switch beacon.kind {
+                case "circuit": "zone \(beacon.zone)"
+                case "command": "command"
+                default: "source \(beacon.sourceID.map { "\($0)" } ?? "?")"
+                }
             key.cells.append(WatchLine((beacon.key == deciding ? "▶ " : "  ") + name))
             address.cells.append(WatchLine(WatchLine.safe(beacon.address)))
             let flag = KioskView.Flag(mode: beacon.mode)
@@ -167,6 +171,7 @@ package enum WatchScreen {
         if beacon.contested { parts.append(("contested", .alert)) }
         if beacon.held { parts.append(("held", .plain)) }
         if beacon.active { parts.append(("active", .plain)) }
+        if let temperature = beacon.temperature { parts.append(("\(temperature)°C", .plain)) }
         if let rejected = beacon.rejected { parts.append(("rejected: " + WatchLine.safe(rejected), .dim)) }
         for (index, part) in parts.enumerated() {
             if index > 0 { cell.append(" ") }

@@ -121,6 +121,24 @@ enum WatchSamples {
         #expect(!(lines.first { $0.contains("zone 1 ") } ?? "").contains("contested"))
     }
 
+    /// A v1 frame's temperature byte and a staff command frame's key, in `watch` and `status`.
+    @Test func temperatureAndCommandFramesAreShown() {
+        var warm = WatchSamples.beacon(zone: 4, mode: "red_flag", active: true)
+        warm.temperature = 11
+        var command = WatchSamples.beacon(zone: 0, mode: "evacuation", active: true, address: "DA:00:00:00:00:09")
+        command.kind = "command"
+        command.key = "command @ DA:00:00:00:00:09"
+        let status = WatchSamples.status(beacons: [warm, command])
+        let snapshot = WatchScreen.snapshot(WatchSamples.view(status: status))
+        let rows = snapshot.split(separator: "\n")
+        #expect(rows.contains { $0.contains("zone 4") && $0.contains("11°C") }, "\(snapshot)")
+        #expect(rows.contains { $0.contains("command") && $0.contains("DA:00:00:00:00:09") }, "\(snapshot)")
+        #expect(!rows.contains { $0.contains("source ?") }, "\(snapshot)")
+        let report = StatusReport.render(status)
+        #expect(report.contains("active, 11°C"), "\(report)")
+        #expect(report.contains("command @ DA:00:00:00:00:09  command"), "\(report)")
+    }
+
     @Test func theBarFillsInEighthsFromMinus100ToMinus40() {
         #expect(WatchFormat.bar(rssi: -40) == "█████")
         #expect(WatchFormat.bar(rssi: -10) == "█████")
