@@ -80,13 +80,17 @@ enum HCIScanSetup {
         }
     }
 
-    /// Reads the LE features and the supported commands.
-    static func capabilities(on channel: HCICommandChannel, timeout: Int64) throws(HCIScannerError) -> Capabilities {
-        let features = try channel.send(readLEFeatures(), timeout: timeout)
+    /// Reads the LE features and the supported commands. `interruptible`: a signal of the
+    /// channel's wake ends the wait with `.shuttingDown` (the transmitter's wake also means "new
+    /// data", which must not abort its set-up).
+    static func capabilities(on channel: HCICommandChannel, timeout: Int64, interruptible: Bool = true)
+        throws(HCIScannerError) -> Capabilities
+    {
+        let features = try channel.send(readLEFeatures(), timeout: timeout, interruptible: interruptible)
         guard features.status == HCIStatus.success else {
             throw .notLowEnergy(adapter: channel.adapter, status: features.status)
         }
-        let commands = try channel.send(readLocalSupportedCommands(), timeout: timeout)
+        let commands = try channel.send(readLocalSupportedCommands(), timeout: timeout, interruptible: interruptible)
         return Capabilities(
             leFeatures: features.parameters,
             supportedCommands: commands.status == HCIStatus.success ? commands.parameters : nil)

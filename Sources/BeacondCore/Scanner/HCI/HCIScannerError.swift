@@ -99,6 +99,7 @@ package enum HCIStatus {
     package static let success: UInt8 = 0x00
     static let unknownCommand: UInt8 = 0x01
     static let commandDisallowed: UInt8 = 0x0C
+    static let unknownAdvertisingIdentifier: UInt8 = 0x42
 
     static func describe(_ status: UInt8) -> String {
         let hex = "status 0x" + String(status, radix: 16, uppercase: true).leftPadded(to: 2)
@@ -111,6 +112,7 @@ package enum HCIStatus {
             case 0x11: "Unsupported Feature or Parameter Value"
             case 0x12: "Invalid HCI Command Parameters"
             case 0x1F: "Unspecified Error"
+            case 0x42: "Unknown Advertising Identifier"
             default: nil
             }
         return name.map { "\(hex) (\($0))" } ?? hex
@@ -127,6 +129,13 @@ package enum HCIOpcode {
     static let leSetScanEnable: UInt16 = 0x200C
     static let leSetExtendedScanParameters: UInt16 = 0x2041
     static let leSetExtendedScanEnable: UInt16 = 0x2042
+    static let leSetAdvertisingParameters: UInt16 = 0x2006
+    static let leSetAdvertisingData: UInt16 = 0x2008
+    static let leSetAdvertisingEnable: UInt16 = 0x200A
+    static let leSetExtendedAdvertisingParameters: UInt16 = 0x2036
+    static let leSetExtendedAdvertisingData: UInt16 = 0x2037
+    static let leSetExtendedAdvertisingEnable: UInt16 = 0x2039
+    static let leRemoveAdvertisingSet: UInt16 = 0x203C
 
     static func name(_ opcode: UInt16) -> String? {
         switch opcode {
@@ -137,6 +146,13 @@ package enum HCIOpcode {
         case leSetScanEnable: "LE Set Scan Enable"
         case leSetExtendedScanParameters: "LE Set Extended Scan Parameters"
         case leSetExtendedScanEnable: "LE Set Extended Scan Enable"
+        case leSetAdvertisingParameters: "LE Set Advertising Parameters"
+        case leSetAdvertisingData: "LE Set Advertising Data"
+        case leSetAdvertisingEnable: "LE Set Advertising Enable"
+        case leSetExtendedAdvertisingParameters: "LE Set Extended Advertising Parameters"
+        case leSetExtendedAdvertisingData: "LE Set Extended Advertising Data"
+        case leSetExtendedAdvertisingEnable: "LE Set Extended Advertising Enable"
+        case leRemoveAdvertisingSet: "LE Remove Advertising Set"
         default: nil
         }
     }

@@ -1,0 +1,59 @@
+/// `status.beacon`: the daemon's own transmitter (`beacon:` section), and what `beacond beacon`
+/// prints. Absent when there is none.
+package struct BeaconStatus: Hashable, Sendable, Decodable {
+    package var backend: String
+    package var adapter: String
+    package var zone: Int
+    /// `advertising`, `starting` (a frame is waiting for the adapter), `silent` (nothing to
+    /// advertise: `detail` says why), `down` (the adapter failed: `detail`) or `stopped`.
+    package var state = "starting"
+    package var detail: String?
+    /// The advertised frame's mode name, sequence, temperature byte and bytes (hex, after the
+    /// company id); absent while silent.
+    package var mode: String?
+    package var sequence: Int?
+    package var temperature: Int?
+    package var frame: String?
+    /// Frames handed to the radio (each change once), and adapter reopenings.
+    package var frames = 0
+    package var restarts = 0
+
+    enum CodingKeys: String, CodingKey {
+        case backend, adapter, zone, state, detail, mode
+        case sequence = "seq"
+        case temperature, frame, frames, restarts
+    }
+
+    package init(backend: String, adapter: String, zone: Int) {
+        self.backend = backend
+        self.adapter = adapter
+        self.zone = zone
+    }
+
+    package func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("backend"); writer.string(backend)
+        writer.key("adapter"); writer.string(adapter)
+        writer.key("zone"); writer.int(zone)
+        writer.key("state"); writer.string(state)
+        writer.key("detail"); writer.string(orNull: detail)
+        writer.key("mode"); writer.string(orNull: mode)
+        writer.key("seq"); writer.int(sequence)
+        writer.key("temperature"); writer.int(temperature)
+        writer.key("frame"); writer.string(orNull: frame)
+        writer.key("frames"); writer.int(frames)
+        writer.key("restarts"); writer.int(restarts)
+        writer.endObject()
+    }
+
+    /// One line for a terminal: "beacon hci0 zone 7: advertising red_flag seq 12 11°C (01…)".
+    package var line: String {
+        var text = "beacon \(TerminalText.escaped(adapter)) zone \(zone): \(state)"
+        if let mode { text += " \(mode)" }
+        if let sequence { text += " seq \(sequence)" }
+        if let temperature { text += " \(temperature)°C" }
+        if let frame { text += " (\(frame))" }
+        if let detail { text += " — \(TerminalText.escaped(detail))" }
+        return text
+    }
+}
