@@ -24,14 +24,24 @@ import Glibc
         return thread
     }
 
-    @Test func aFIFOIsRefusedAtOnceWithoutAWriter() throws {
+    /// Makes a FIFO named `name` with no writer (opened from both sides after 3 s by `unblock`)
+    /// and expects `open` to refuse it with `expected(fifo)` within a second.
+    static func expectFIFORefusedAtOnce<E: Error & Equatable>(
+        named name: String, with expected: (String) -> E, by open: (String) throws -> Void
+    ) throws {
         let scratch = try TemporaryDirectory(prefix: "beacond-regular")
-        let fifo = scratch.file("fifo")
+        let fifo = scratch.file(name)
         #expect(mkfifo(fifo, 0o600) == 0)
-        _ = Self.unblock(fifo, after: 3)
+        _ = unblock(fifo, after: 3)
         let started = Date()
-        #expect(throws: RegularFile.OpenError.notRegular(.fifo)) { try RegularFile.open(fifo) }
+        #expect(throws: expected(fifo)) { try open(fifo) }
         #expect(Date().timeIntervalSince(started) < 1)
+    }
+
+    @Test func aFIFOIsRefusedAtOnceWithoutAWriter() throws {
+        try Self.expectFIFORefusedAtOnce(named: "fifo", with: { _ in RegularFile.OpenError.notRegular(.fifo) }) {
+            _ = try RegularFile.open($0)
+        }
         #expect(RegularFile.OpenError.notRegular(.fifo).description == "is a FIFO, not a regular file")
     }
 
@@ -69,15 +79,10 @@ import Glibc
 
     /// `beacond replay FIFO`, `watch --replay FIFO` and the replay backend all read through this.
     @Test func aCaptureReaderRefusesAFIFOAndADevice() throws {
-        let scratch = try TemporaryDirectory(prefix: "beacond-regular")
-        let fifo = scratch.file("capture.btsnoop")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        _ = Self.unblock(fifo, after: 3)
-        let started = Date()
-        #expect(throws: CaptureError(file: fifo, recordIndex: -1, offset: 0, kind: .notRegularFile(.fifo))) {
-            _ = try CaptureReader(path: fifo)
-        }
-        #expect(Date().timeIntervalSince(started) < 1)
+        try Self.expectFIFORefusedAtOnce(
+            named: "capture.btsnoop",
+            with: { CaptureError(file: $0, recordIndex: -1, offset: 0, kind: .notRegularFile(.fifo)) }
+        ) { _ = try CaptureReader(path: $0) }
         do {
             _ = try CaptureReader(path: "/dev/zero")
             Issue.record("/dev/zero was read as a capture")

@@ -76,19 +76,23 @@ import Testing
         #expect(engine.counters.evicted == 3)
     }
 
-    @Test func aNewcomerMoreSevereThanTheTopMayEvictTheTop() {
+    /// An engine whose table of two is full: zone 1 in `first` (at 0), zone 2 in `second` (at 1).
+    static func fullTableOfTwo(_ first: GeoRacingMode, _ second: GeoRacingMode) -> FusionEngine {
         var engine = FusionEngine(configuration: FusionConfiguration(maxEntries: 2))
-        engine.circuit(zone: 1, .redFlag, at: 0)
-        engine.circuit(zone: 2, .redFlag, at: 1)
+        engine.circuit(zone: 1, first, at: 0)
+        engine.circuit(zone: 2, second, at: 1)
+        return engine
+    }
+
+    @Test func aNewcomerMoreSevereThanTheTopMayEvictTheTop() {
+        var engine = Self.fullTableOfTwo(.redFlag, .redFlag)
         #expect(engine.circuit(zone: 3, .evacuation, at: 2) == .inserted)
         #expect(Set(engine.activeOverrides(at: 2).map(\.zone)) == [2, 3])
         #expect(engine.evaluate(at: 2).mode == .evacuation)
     }
 
     @Test func aLessSevereNewcomerNeverEvictsAMoreSevereEntry() {
-        var engine = FusionEngine(configuration: FusionConfiguration(maxEntries: 2))
-        engine.circuit(zone: 1, .safetyCar, at: 0)
-        engine.circuit(zone: 2, .redFlag, at: 1)
+        var engine = Self.fullTableOfTwo(.safetyCar, .redFlag)
         #expect(engine.circuit(zone: 3, .normal, at: 2) == .refused)
         #expect(Set(engine.activeOverrides(at: 2).map(\.zone)) == [1, 2])
     }

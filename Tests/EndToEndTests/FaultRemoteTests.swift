@@ -100,6 +100,19 @@ struct FaultRemoteTests {
         #expect(longest <= 4096, "a log line of \(longest) bytes")
     }
 
+    /// The daemon's log is clean (`expectCleanLog`) and it stops.
+    static func expectCleanStop(_ daemon: DaemonProcess, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectCleanLog(daemon.logText)
+        #expect(daemon.stop() != nil, sourceLocation: sourceLocation)
+    }
+
+    /// A race-control server, a daemon polling it, and a client watching the daemon's socket.
+    static func startWatched() throws -> (server: RemoteAPIServer, daemon: DaemonProcess, watcher: WatchingClient) {
+        let server = try RemoteAPIServer()
+        let daemon = try startDaemon(["--remote-url", server.url])
+        return (server, daemon, try WatchingClient(path: daemon.socket, connectWithin: 10))
+    }
+
     /// The remote's own health lines: failing, failing with another kind, recovered.
     static func healthLines(_ daemon: DaemonProcess) -> [Substring] {
         FaultProbe.lines(daemon.logText, containing: "remote state fetch ")
@@ -107,9 +120,7 @@ struct FaultRemoteTests {
     }
 
     @Test func misbehavingAPIKeepsTheStalenessRuleAndAQuietLog() throws {
-        let server = try RemoteAPIServer()
-        let daemon = try Self.startDaemon(["--remote-url", server.url])
-        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
+        let (server, daemon, watcher) = try Self.startWatched()
         let elsewhere = "http://127.0.0.1:\(RemoteTestTools.closedPort())/api/state"
         let faults: [(name: String, control: [String: Any], kind: String)] = [
             ("never answers", ["hang": 30], "timeout"),
@@ -157,14 +168,11 @@ struct FaultRemoteTests {
         print("remote faults: \(lines.count) remote lines for \(transitions) transitions; streamed \(streamed)")
         #expect(Self.distinctTransitions(lines).allSatisfy { $0.value == 1 }, "\(Self.distinctTransitions(lines))")
         #expect(watcher.seqOnlyIncreased && !watcher.hungUp)
-        Self.expectCleanLog(daemon.logText)
-        #expect(daemon.stop() != nil)
+        Self.expectCleanStop(daemon)
     }
 
     @Test func flappingRemoteLogsEachTransitionOnceAndClientsEndOnTheLatestState() throws {
-        let server = try RemoteAPIServer()
-        let daemon = try Self.startDaemon(["--remote-url", server.url])
-        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
+        let (server, daemon, watcher) = try Self.startWatched()
         #expect(try Self.recover(server, daemon, message: "steady"))
         // Healthy and failing by turns every 100 ms.
         let good = Self.good.replacingOccurrences(of: "MESSAGE", with: "steady")
@@ -191,14 +199,11 @@ struct FaultRemoteTests {
         #expect(status.status == 0 && status.stdout.contains("final"))
         let states = watcher.receivedStates.count
         print("flap: \(flips) polls, \(lines.count) remote lines, \(states) states, status \(ms) ms")
-        Self.expectCleanLog(daemon.logText)
-        #expect(daemon.stop() != nil)
+        Self.expectCleanStop(daemon)
     }
 
     @Test func raceControlsMessageReachesNoLogOrTerminalRaw() throws {
-        let server = try RemoteAPIServer()
-        let daemon = try Self.startDaemon(["--remote-url", server.url])
-        let watcher = try WatchingClient(path: daemon.socket, connectWithin: 10)
+        let (server, daemon, watcher) = try Self.startWatched()
         let hostile = [
             "\u{1B}[2J\u{1B}[31mRED\u{1B}]0;owned\u{07}",
             "line one\nINJECTED info beacond: state seq=999 mode=normal\r\n",
@@ -263,8 +268,7 @@ struct FaultRemoteTests {
             _ = Self.expectStaleness(daemon, kind: "tls", name: name)
             #expect(server.requests().count == 0, "\(name): a request went through")
         }
-        Self.expectCleanLog(daemon.logText)
-        #expect(daemon.stop() != nil)
+        Self.expectCleanStop(daemon)
     }
 
     /// The health lines per transition ("healthy>http_status", "http_status>healthy" …).

@@ -7,16 +7,16 @@ import NIOHTTP1
 /// pipelined requests wait for the answer before theirs, and a request that arrives while the
 /// connection is not writable (a client sending requests without reading the answers) waits
 /// until it is, so the answers held for one connection stay bounded (`SmallHTTP.bootstrap`).
-final class MetricsHTTPHandler: ChannelInboundHandler {
+final class MetricsHTTPHandler: SmallHTTPRequestHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     /// The Prometheus text format, version 0.0.4.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    private let connection: SmallHTTPConnection
+    let connection: SmallHTTPConnection
     private let scrape: (any EventLoop) -> EventLoopFuture<[UInt8]>
-    private var requests = SmallHTTPRequestGate(methods: [.GET])
+    var requests = SmallHTTPRequestGate(methods: [.GET])
 
     init(connection: SmallHTTPConnection, scrape: @escaping (any EventLoop) -> EventLoopFuture<[UInt8]>) {
         self.connection = connection
@@ -24,30 +24,19 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch requests.read(unwrapInboundIn(data), writable: context.channel.isWritable) {
-        case .wait: break
-        case .refuse(let refusal): refuse(context, refusal)
-        case .parked: connection.touch()
-        case .route(let head):
-            connection.touch()
-            route(context, head)
-        }
+        readRequest(context: context, data: data)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if let head = requests.unpark(writable: context.channel.isWritable) { route(context, head) }
+        routeParkedRequest(context: context)
         context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let refusal = requests.refusal(after: error) else {
-            context.close(promise: nil)
-            return
-        }
-        refuse(context, refusal)
+        answer(error, context: context)
     }
 
-    private func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+    func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let keepAlive = head.isKeepAlive
         guard path == "/metrics" else {
@@ -80,7 +69,7 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     /// Answers at once and closes the connection.
-    private func refuse(_ context: ChannelHandlerContext, _ refusal: SmallHTTP.Refusal) {
+    func refuse(_ context: ChannelHandlerContext, _ refusal: SmallHTTP.Refusal) {
         respond(
             context, refusal.status, "text/plain; charset=utf-8", Array(refusal.text.utf8), keepAlive: false,
             extra: refusal.extraHeaders)

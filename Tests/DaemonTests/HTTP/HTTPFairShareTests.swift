@@ -92,6 +92,13 @@ import Glibc
         #expect(HTTPPeer.of(local: local, remote: far) == .address("192.0.2.7"))
     }
 
+    /// A listener's table on an embedded loop, logging to nowhere, with its own log limiter.
+    static func table(on loop: EmbeddedEventLoop, maxConnections: Int) -> SmallHTTPConnections {
+        SmallHTTPConnections(
+            name: "test", eventLoop: loop, maxConnections: maxConnections, logger: .init(label: "test"),
+            logLimiter: LogRateLimiter())
+    }
+
     /// Connections of two remote peers (by address) on an embedded loop.
     static func admit(_ table: SmallHTTPConnections, from address: String, port: Int) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel(loop: table.eventLoop as! EmbeddedEventLoop)
@@ -103,9 +110,7 @@ import Glibc
 
     @Test func aFullListenerClosesTheLongestIdleConnectionOfThePeerHoldingTheMost() throws {
         let loop = EmbeddedEventLoop()
-        let table = SmallHTTPConnections(
-            name: "test", eventLoop: loop, maxConnections: 4, logger: .init(label: "test"),
-            logLimiter: LogRateLimiter())
+        let table = Self.table(on: loop, maxConnections: 4)
         let first = try (0..<3).map { try Self.admit(table, from: "192.0.2.10", port: 1000 + $0) }
         let other = try Self.admit(table, from: "192.0.2.20", port: 2000)
         #expect(table.count == 4)
@@ -124,9 +129,7 @@ import Glibc
     /// top holder's longest-idle ones; other errors pass on untouched.
     @Test func runningOutOfDescriptorsPausesAcceptingAndMakesRoom() throws {
         let loop = EmbeddedEventLoop()
-        let table = SmallHTTPConnections(
-            name: "test", eventLoop: loop, maxConnections: 100, logger: .init(label: "test"),
-            logLimiter: LogRateLimiter())
+        let table = Self.table(on: loop, maxConnections: 100)
         let many = try (0..<20).map { try Self.admit(table, from: "192.0.2.10", port: 1000 + $0) }
         let one = try Self.admit(table, from: "192.0.2.20", port: 2000)
         let server = EmbeddedChannel(handler: AcceptBackoffHandler(connections: table), loop: loop)

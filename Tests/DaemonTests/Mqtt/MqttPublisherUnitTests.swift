@@ -184,19 +184,19 @@ import Testing
     /// The sender is woken only when `take()` has something for it: not for an acknowledgement alone.
     @Test func hasWorkIsWhatTakeWouldReturn() {
         var outbox = MqttOutboxState(maxSightings: 10, maxInflight: 1)
-        outbox.offer(state: [1])
+        /// A state offered while the sender cannot take it is no work until `free` lets it: then
+        /// it is what `take()` returns, and it is handed over.
+        func offerWhileBusy(_ state: UInt8, until free: (inout MqttOutboxState) -> Void) {
+            outbox.offer(state: [state])
+            #expect(!outbox.hasWork)
+            free(&outbox)
+            #expect(outbox.hasWork)
+            #expect(outbox.take().states == [[state]])
+            outbox.handedOver(states: 1, sightings: 0)
+        }
+        offerWhileBusy(1) { $0.connected() }
         #expect(!outbox.hasWork)
-        outbox.connected()
-        #expect(outbox.hasWork)
-        #expect(outbox.take().states == [[1]])
-        outbox.handedOver(states: 1, sightings: 0)
-        #expect(!outbox.hasWork)
-        outbox.offer(state: [2])
-        #expect(!outbox.hasWork)
-        outbox.completed()
-        #expect(outbox.hasWork)
-        #expect(outbox.take().states == [[2]])
-        outbox.handedOver(states: 1, sightings: 0)
+        offerWhileBusy(2) { $0.completed() }
         outbox.completed()
         #expect(!outbox.hasWork)
         #expect(outbox.take().isEmpty)

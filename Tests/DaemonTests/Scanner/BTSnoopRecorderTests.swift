@@ -81,109 +81,108 @@ struct BTSnoopTestFailure: Error, CustomStringConvertible {
         packet.withUnsafeBytes { recorder.record($0, sent: sent, wallMicros: time) }
     }
 
-    @Test func recordsReadBackWithDirectionFlagsAndTimestamps() throws {
+    /// Runs `body` with a recorder of `name` in a fresh directory (removed afterwards) and its path.
+    func withRecorder(
+        _ name: String, maxBytes: Int = 1 << 20, keep: Int, logger: Logger = HCITestLogger.quiet,
+        _ body: (BTSnoopRecorder, String) throws -> Void
+    ) throws {
         let directory = try HCIRecordingFiles.temporaryDirectory()
         defer { HCIRecordingFiles.remove(directory) }
-        let path = directory + "/a.btsnoop"
-        let recorder = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 5, logger: HCITestLogger.quiet)
-        let command: [UInt8] = [0x01, 0x0C, 0x20, 0x02, 0x01, 0x00]
-        let event = FakeController.legacyEvent([FakeController.report(0xB1, rssi: -40, data: [0x02, 0x01, 0x06])])
-        record(recorder, command, sent: true, at: Self.start)
-        record(recorder, [0x04] + event, at: Self.start + 1_500)
-        recorder.close()
-        #expect(!recorder.isRecording)
-        #expect(recorder.records == 2)
-        let bytes = try #require(FileManager.default.contents(atPath: path))
-        #expect(Array(bytes.prefix(16)) == BTSnoopWriter.fileHeader(datalink: 1002))
-        #expect(
-            try HCIRecordingFiles.records(path) == [
-                HCIRecordingFiles.Record(flags: 0x2, timestamp: Self.start, bytes: command),
-                HCIRecordingFiles.Record(flags: 0x3, timestamp: Self.start + 1_500, bytes: [0x04] + event),
-            ])
-        #expect(try HCIRecordingFiles.reportAddresses(path) == [0xB1])
-        // The same bytes BTSnoopWriter produces.
-        var expected = BTSnoopWriter.fileHeader(datalink: 1002)
-        BTSnoopWriter.appendRecord(to: &expected, timestamp: Self.start, flags: 0x2, packet: command)
-        BTSnoopWriter.appendRecord(to: &expected, timestamp: Self.start + 1_500, flags: 0x3, packet: [0x04] + event)
-        #expect(Array(bytes) == expected)
+        let path = directory + "/" + name
+        try body(try BTSnoopRecorder(path: path, maxBytes: maxBytes, keep: keep, logger: logger), path)
+    }
+
+    @Test func recordsReadBackWithDirectionFlagsAndTimestamps() throws {
+        try withRecorder("a.btsnoop", keep: 5) { recorder, path in
+            let command: [UInt8] = [0x01, 0x0C, 0x20, 0x02, 0x01, 0x00]
+            let event = FakeController.legacyEvent([FakeController.report(0xB1, rssi: -40, data: [0x02, 0x01, 0x06])])
+            record(recorder, command, sent: true, at: Self.start)
+            record(recorder, [0x04] + event, at: Self.start + 1_500)
+            recorder.close()
+            #expect(!recorder.isRecording)
+            #expect(recorder.records == 2)
+            let bytes = try #require(FileManager.default.contents(atPath: path))
+            #expect(Array(bytes.prefix(16)) == BTSnoopWriter.fileHeader(datalink: 1002))
+            #expect(
+                try HCIRecordingFiles.records(path) == [
+                    HCIRecordingFiles.Record(flags: 0x2, timestamp: Self.start, bytes: command),
+                    HCIRecordingFiles.Record(flags: 0x3, timestamp: Self.start + 1_500, bytes: [0x04] + event),
+                ])
+            #expect(try HCIRecordingFiles.reportAddresses(path) == [0xB1])
+            // The same bytes BTSnoopWriter produces.
+            var expected = BTSnoopWriter.fileHeader(datalink: 1002)
+            BTSnoopWriter.appendRecord(to: &expected, timestamp: Self.start, flags: 0x2, packet: command)
+            BTSnoopWriter.appendRecord(to: &expected, timestamp: Self.start + 1_500, flags: 0x3, packet: [0x04] + event)
+            #expect(Array(bytes) == expected)
+        }
     }
 
     @Test func buffersUntilTheFlushIntervalIsUp() throws {
-        let directory = try HCIRecordingFiles.temporaryDirectory()
-        defer { HCIRecordingFiles.remove(directory) }
-        let path = directory + "/b.btsnoop"
-        let recorder = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 1, logger: HCITestLogger.quiet)
-        record(recorder, Self.event(1), at: Self.start)
-        recorder.flushIfDue(now: MonotonicClock.micros())
-        #expect(HCIRecordingFiles.size(path) == 16)
-        recorder.flushIfDue(now: MonotonicClock.micros() + BTSnoopRecorder.flushInterval)
-        #expect(HCIRecordingFiles.size(path) == 16 + 24 + 40)
-        recorder.close()
+        try withRecorder("b.btsnoop", keep: 1) { recorder, path in
+            record(recorder, Self.event(1), at: Self.start)
+            recorder.flushIfDue(now: MonotonicClock.micros())
+            #expect(HCIRecordingFiles.size(path) == 16)
+            recorder.flushIfDue(now: MonotonicClock.micros() + BTSnoopRecorder.flushInterval)
+            #expect(HCIRecordingFiles.size(path) == 16 + 24 + 40)
+            recorder.close()
+        }
     }
 
     /// 40-byte packets make 64-byte records: four fit in 300 bytes with the header.
     @Test func rotatesKeepingAtMostKeepFiles() throws {
-        let directory = try HCIRecordingFiles.temporaryDirectory()
-        defer { HCIRecordingFiles.remove(directory) }
-        let path = directory + "/r.btsnoop"
-        let recorder = try BTSnoopRecorder(path: path, maxBytes: 300, keep: 2, logger: HCITestLogger.quiet)
-        for marker in 0..<18 { record(recorder, Self.event(UInt8(marker)), at: Self.start + Int64(marker)) }
-        recorder.close()
-        #expect(recorder.rotations == 4)
-        #expect(!HCIRecordingFiles.exists(path + ".3"))
         func markers(_ file: String) throws -> [UInt8] { try HCIRecordingFiles.records(file).map { $0.bytes[3] } }
-        #expect(try markers(path + ".2") == [8, 9, 10, 11])
-        #expect(try markers(path + ".1") == [12, 13, 14, 15])
-        #expect(try markers(path) == [16, 17])
-        for file in [path, path + ".1", path + ".2"] { #expect(HCIRecordingFiles.size(file) <= 300) }
+        try withRecorder("r.btsnoop", maxBytes: 300, keep: 2) { recorder, path throws in
+            for marker in 0..<18 { record(recorder, Self.event(UInt8(marker)), at: Self.start + Int64(marker)) }
+            recorder.close()
+            #expect(recorder.rotations == 4)
+            #expect(!HCIRecordingFiles.exists(path + ".3"))
+            #expect(try markers(path + ".2") == [8, 9, 10, 11])
+            #expect(try markers(path + ".1") == [12, 13, 14, 15])
+            #expect(try markers(path) == [16, 17])
+            for file in [path, path + ".1", path + ".2"] { #expect(HCIRecordingFiles.size(file) <= 300) }
+        }
     }
 
     @Test func keepZeroStartsTheOneFileOver() throws {
-        let directory = try HCIRecordingFiles.temporaryDirectory()
-        defer { HCIRecordingFiles.remove(directory) }
-        let path = directory + "/z.btsnoop"
-        let recorder = try BTSnoopRecorder(path: path, maxBytes: 300, keep: 0, logger: HCITestLogger.quiet)
-        for marker in 0..<10 { record(recorder, Self.event(UInt8(marker)), at: Self.start) }
-        recorder.close()
-        #expect(!HCIRecordingFiles.exists(path + ".1"))
-        #expect(try HCIRecordingFiles.records(path).map { $0.bytes[3] } == [8, 9])
+        try withRecorder("z.btsnoop", maxBytes: 300, keep: 0) { recorder, path throws in
+            for marker in 0..<10 { record(recorder, Self.event(UInt8(marker)), at: Self.start) }
+            recorder.close()
+            #expect(!HCIRecordingFiles.exists(path + ".1"))
+            #expect(try HCIRecordingFiles.records(path).map { $0.bytes[3] } == [8, 9])
+        }
     }
 
     @Test func anEarlierRecordingIsRotatedAwayAtStart() throws {
-        let directory = try HCIRecordingFiles.temporaryDirectory()
-        defer { HCIRecordingFiles.remove(directory) }
-        let path = directory + "/s.btsnoop"
-        let first = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 3, logger: HCITestLogger.quiet)
-        record(first, Self.event(1), at: Self.start)
-        first.close()
-        let second = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 3, logger: HCITestLogger.quiet)
-        record(second, Self.event(2), at: Self.start)
-        second.close()
-        #expect(try HCIRecordingFiles.records(path + ".1").map { $0.bytes[3] } == [1])
-        #expect(try HCIRecordingFiles.records(path).map { $0.bytes[3] } == [2])
+        try withRecorder("s.btsnoop", keep: 3) { first, path in
+            record(first, Self.event(1), at: Self.start)
+            first.close()
+            let second = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 3, logger: HCITestLogger.quiet)
+            record(second, Self.event(2), at: Self.start)
+            second.close()
+            #expect(try HCIRecordingFiles.records(path + ".1").map { $0.bytes[3] } == [1])
+            #expect(try HCIRecordingFiles.records(path).map { $0.bytes[3] } == [2])
+        }
     }
 
     @Test func aFullDiskStopsTheRecordingOnceAndQuietly() throws {
-        let directory = try HCIRecordingFiles.temporaryDirectory()
-        defer { HCIRecordingFiles.remove(directory) }
-        let path = directory + "/f.btsnoop"
         let (logger, logs) = CapturingLogHandler.logger()
-        let recorder = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 1, logger: logger)
-        // The disk fills up: the recorder's descriptor now points at /dev/full.
-        let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
-        try #require(full >= 0)
-        #expect(dup2(full, recorder.descriptor) >= 0)
-        close(full)
-        record(recorder, Self.event(1), at: Self.start)
-        recorder.flush()
-        #expect(!recorder.isRecording)
-        for marker in 2..<5 { record(recorder, Self.event(UInt8(marker)), at: Self.start) }
-        recorder.flush()
-        recorder.close()
-        let errors = logs.at(.error)
-        #expect(errors.count == 1)
-        #expect(errors.first?.message.contains("No space left on device") == true)
-        #expect(errors.first?.message.contains("scanning continues") == true)
+        try withRecorder("f.btsnoop", keep: 1, logger: logger) { recorder, path in
+            // The disk fills up: the recorder's descriptor now points at /dev/full.
+            let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+            try #require(full >= 0)
+            #expect(dup2(full, recorder.descriptor) >= 0)
+            close(full)
+            record(recorder, Self.event(1), at: Self.start)
+            recorder.flush()
+            #expect(!recorder.isRecording)
+            for marker in 2..<5 { record(recorder, Self.event(UInt8(marker)), at: Self.start) }
+            recorder.flush()
+            recorder.close()
+            let errors = logs.at(.error)
+            #expect(errors.count == 1)
+            #expect(errors.first?.message.contains("No space left on device") == true)
+            #expect(errors.first?.message.contains("scanning continues") == true)
+        }
     }
 
     @Test func aPathThatCannotBeOpenedIsAStartError() {

@@ -42,6 +42,20 @@ final class HCIHarness: Sendable {
         backend.start { [self] error in outcome.withLock { $0 = Outcome(error: error) } }
     }
 
+    /// A harness (the arguments are `init`'s) whose backend is started and up, as its sink saw
+    /// (expected).
+    static func up(
+        _ controllers: [FakeController] = [], recorder: BTSnoopRecorder? = nil, logger: Logger = HCITestLogger.quiet,
+        configure: (inout HCIScannerConfiguration) -> Void = { _ in }, opener: HCIScannerBackend.Opener? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HCIHarness {
+        let harness = try HCIHarness(
+            controllers, recorder: recorder, logger: logger, configure: configure, opener: opener)
+        harness.start()
+        #expect(await harness.sink.waitForState(.up), sourceLocation: sourceLocation)
+        return harness
+    }
+
     /// Waits for the reader thread to end by itself; nil if it did not.
     func end(within seconds: Double = 5) async -> Outcome? {
         _ = await waitUntil(within: seconds) { outcome.withLock { $0 != nil } }
@@ -70,9 +84,7 @@ final class HCIHarness: Sendable {
 @Suite struct HCIScannerSetupTests {
     @Test func legacySetupSendsExactlyTheseCommandsAndTeardownDisables() async throws {
         let controller = FakeController(.legacy)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         #expect(controller.commands == HCIHarness.setupLegacy)
         #expect(harness.backend.mode == .legacy)
         #expect(harness.sink.lastState?.1 == "scanning on hci0 (legacy, passive)")
@@ -114,9 +126,7 @@ final class HCIHarness: Sendable {
         script.leFeatures[1] = feature
         script.supportedCommands[37] = octet37
         let controller = FakeController(script)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         #expect(controller.commands == HCIHarness.setupLegacy)
         #expect(await harness.stop() == nil)
     }
@@ -149,9 +159,7 @@ final class HCIHarness: Sendable {
         var script = FakeController.Script()
         script.status = { $0.opcode == 0x200C && $0.parameters.first == 0 ? HCIStatus.commandDisallowed : 0 }
         let controller = FakeController(script)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         #expect(await harness.stop() == nil)
         #expect(controller.commands.count == 6)
         #expect(!harness.sink.states.contains { $0.0 == .down })

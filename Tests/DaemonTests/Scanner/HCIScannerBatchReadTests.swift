@@ -10,14 +10,19 @@ import Testing
 /// Batched reads of the HCI socket (`recvmmsg`, `HCIReadBatch`): the packets queued are read
 /// several per call, handled in order, and flushed to the sink once per burst.
 @Suite struct HCIScannerBatchReadTests {
-    /// A channel on the controller's transport, read by the test itself (no reader thread), so
-    /// the packets injected beforehand are all queued when `readBurst` starts.
-    static func channel(_ controller: FakeController, sink: RecordingSink, counters: HCIScannerCounters)
-        -> HCICommandChannel
-    {
-        HCICommandChannel(
+    /// A fake controller and a channel on its transport with its sink and counters, read by the
+    /// test itself (no reader thread), so the packets injected beforehand are all queued when
+    /// `readBurst` starts.
+    static func channel() -> (
+        controller: FakeController, sink: RecordingSink, counters: HCIScannerCounters, channel: HCICommandChannel
+    ) {
+        let controller = FakeController()
+        let sink = RecordingSink()
+        let counters = HCIScannerCounters()
+        let channel = HCICommandChannel(
             transport: controller.transport, adapter: "hci-test", sink: sink, recorder: nil, counters: counters,
             wake: nil)
+        return (controller, sink, counters, channel)
     }
 
     static func event(_ address: UInt64) -> [UInt8] {
@@ -27,10 +32,7 @@ import Testing
     /// More packets than one read takes, with an extended report whose two fragments straddle
     /// the boundary between the first and the second batch: all in order, one flush.
     @Test func eventsSplitAcrossBatchesAreAllDeliveredInOrderWithOneFlush() throws {
-        let controller = FakeController()
-        let sink = RecordingSink()
-        let counters = HCIScannerCounters()
-        let channel = Self.channel(controller, sink: sink, counters: counters)
+        let (controller, sink, counters, channel) = Self.channel()
         let perRead = HCICommandChannel.packetsPerRead
         let data = (0..<300).map { UInt8(truncatingIfNeeded: $0 * 5) }
         let long = OwnedAdvertisingReport(
@@ -63,10 +65,7 @@ import Testing
     /// A malformed packet between good ones in one batch is counted and skipped; the packets
     /// after it in the same batch are still handled.
     @Test func aMalformedEventInTheMiddleOfABatchIsSkipped() throws {
-        let controller = FakeController()
-        let sink = RecordingSink()
-        let counters = HCIScannerCounters()
-        let channel = Self.channel(controller, sink: sink, counters: counters)
+        let (controller, sink, counters, channel) = Self.channel()
         controller.inject(Self.event(1))
         controller.inject([0x3E, 0x20, 0x02, 0x01]) // says 32 parameter bytes, carries 2
         controller.inject(Self.event(2))
@@ -83,10 +82,7 @@ import Testing
 
     /// The controller's end closing after some packets: those are delivered first, then the loss.
     @Test func packetsBeforeTheSocketClosedAreDeliveredThenTheLossReported() throws {
-        let controller = FakeController()
-        let sink = RecordingSink()
-        let counters = HCIScannerCounters()
-        let channel = Self.channel(controller, sink: sink, counters: counters)
+        let (controller, sink, _, channel) = Self.channel()
         controller.inject(Self.event(1))
         controller.inject(Self.event(2))
         controller.close()

@@ -12,9 +12,7 @@ import Testing
 @Suite struct HCIScannerKernelNoticeTests {
     @Test func theDownNoticeOnTheUnboundSocketIsALoss() async throws {
         let controller = FakeController(deviceID: 1)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         // Another adapter going down changes nothing.
         controller.injectDeviceEvent(4, device: 2)
         controller.inject(FakeController.legacyEvent([FakeController.report(7, data: [])]))
@@ -28,9 +26,7 @@ import Testing
     @Test func aResetTheBackendDidNotSendStartsTheScanOver() async throws {
         let first = FakeController(deviceID: 1)
         let second = FakeController(deviceID: 1)
-        let harness = try HCIHarness([first, second])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([first, second])
         let upAt = harness.sink.states.count
         // Command Complete for HCI Reset (0x0C03), success: the kernel's, not the backend's.
         first.inject([0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
@@ -49,9 +45,7 @@ import Testing
         let path = directory + "/scan.btsnoop"
         let recorder = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 2, logger: HCITestLogger.quiet)
         let controller = FakeController(deviceID: 1)
-        let harness = try HCIHarness([controller], recorder: recorder)
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller], recorder: recorder)
         controller.injectDeviceEvent(4, device: 2)
         controller.inject(FakeController.legacyEvent([FakeController.report(0xA1, data: [0x02, 0x01, 0x06])]))
         #expect(await harness.sink.waitForReports(1))
@@ -64,9 +58,7 @@ import Testing
 
     @Test func anExtendedScanTakesLegacyReports() async throws {
         let controller = FakeController(.extended)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         #expect(harness.backend.mode == .extended)
         controller.inject(FakeController.legacyEvent([FakeController.report(7, rssi: 127, data: [0x02, 0x01, 0x06])]))
         #expect(await harness.sink.waitForReports(1))

@@ -15,9 +15,7 @@ import Testing
 
     @Test func everyReportOfAMultiReportEventIsDeliveredThenFlushed() async throws {
         let controller = FakeController()
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         let before = MonotonicClock.bootMicros()
         controller.inject(
             FakeController.legacyEvent([
@@ -50,9 +48,7 @@ import Testing
 
     @Test func fragmentedExtendedReportsAreJoined() async throws {
         let controller = FakeController(.extended)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         let data = (0..<400).map { UInt8(truncatingIfNeeded: $0 * 7) }
         let long = OwnedAdvertisingReport(
             origin: .extendedReport, kind: .extended,
@@ -79,9 +75,7 @@ import Testing
 
     @Test func truncatedAndMalformedPacketsAreCountedAndSkipped() async throws {
         let controller = FakeController()
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         controller.inject([0x3E, 0x20, 0x02, 0x01]) // says 32 bytes, carries 2
         controller.injectRaw([0x04, 0x3E]) // no length byte at all
         controller.inject([0x3E, 0x05, 0x02, 0x01, 0x03, 0x00, 0xAA]) // a report cut off inside
@@ -101,9 +95,7 @@ import Testing
         let controller = FakeController()
         let flaky = FlakyTransport(controller.transport)
         let opener: HCIScannerBackend.Opener = { () throws(HCIScannerError) -> any HCITransport in flaky }
-        let harness = try HCIHarness(opener: opener)
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up(opener: opener)
         #expect(controller.commands == HCIHarness.setupLegacy)
         for index in 0..<20 {
             controller.inject(
@@ -151,9 +143,7 @@ import Testing
 
     @Test func theStatusCarriesTheCounters() async throws {
         let controller = FakeController()
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         controller.inject(FakeController.legacyEvent([FakeController.report(Self.beacon, data: [])]))
         #expect(await harness.sink.waitForReports(1))
         var writer = JSONWriter()
@@ -175,9 +165,7 @@ import Testing
 @Suite struct HCIScannerRecoveryTests {
     @Test func theAdapterGoingAwayAndComingBack() async throws {
         let first = FakeController()
-        let harness = try HCIHarness([first])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([first])
         let upAt = harness.sink.states.count
         first.close()
         #expect(
@@ -200,9 +188,7 @@ import Testing
 
     @Test func theKernelSayingTheAdapterWentDownIsALoss() async throws {
         let controller = FakeController(deviceID: 3)
-        let harness = try HCIHarness([controller])
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller])
         // Another adapter going down changes nothing.
         controller.inject([0xFD, 0x06, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00])
         controller.inject(FakeController.legacyEvent([FakeController.report(7, data: [])]))
@@ -215,9 +201,7 @@ import Testing
 
     @Test func theSilenceWatchdogRestartsTheScan() async throws {
         let controller = FakeController()
-        let harness = try HCIHarness([controller]) { $0.silenceRestart = 100_000 }
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller]) { $0.silenceRestart = 100_000 }
         #expect(await controller.waitForCommands(10))
         #expect(Array(controller.commands[5..<10]) == HCIHarness.setupLegacy)
         #expect(harness.backend.counters.snapshot.restarts >= 1)
@@ -292,9 +276,7 @@ import Testing
         let path = directory + "/scan.btsnoop"
         let recorder = try BTSnoopRecorder(path: path, maxBytes: 1 << 20, keep: 2, logger: HCITestLogger.quiet)
         let controller = FakeController()
-        let harness = try HCIHarness([controller], recorder: recorder)
-        harness.start()
-        #expect(await harness.sink.waitForState(.up))
+        let harness = try await HCIHarness.up([controller], recorder: recorder)
         controller.inject(FakeController.legacyEvent([FakeController.report(0xA1, data: [0x02, 0x01, 0x06])]))
         controller.inject(FakeController.legacyEvent([FakeController.report(0xA2, data: [0x02, 0x01, 0x06])]))
         #expect(await harness.sink.waitForReports(2))

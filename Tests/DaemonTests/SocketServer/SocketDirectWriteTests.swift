@@ -32,6 +32,15 @@ import Testing
         }
     }
 
+    /// The only client, greeted, its send buffer shrunk (expected), and the direct counters then.
+    static func greetedClientWithTheSmallestSendBuffer(
+        _ harness: SocketHarness, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (TrackStateClient, Direct) {
+        let client = try harness.greetedClient()
+        #expect(try shrinkSendBuffer(harness), sourceLocation: sourceLocation)
+        return (client, try direct(harness))
+    }
+
     /// Delivers `lines` as state lines to the only client, on the loop.
     static func deliver(_ lines: [[UInt8]], _ harness: SocketHarness) throws {
         try harness.onLoop {
@@ -73,9 +82,7 @@ import Testing
     @Test func aPartialDirectWriteSendsTheRestThroughTheChannelFirst() throws {
         let harness = try SocketHarness()
         defer { harness.close() }
-        let kiosk = try harness.greetedClient()
-        #expect(try Self.shrinkSendBuffer(harness))
-        let before = try Self.direct(harness)
+        let (kiosk, before) = try Self.greetedClientWithTheSmallestSendBuffer(harness)
         let lines = [Self.line(1, size: 20_000), Self.line(2), Self.line(3)]
         try Self.deliver(lines, harness)
         let during = try Self.direct(harness)
@@ -96,9 +103,7 @@ import Testing
     @Test func aDirectWriteRefusedWithEAGAINFallsBackToTheChannel() throws {
         let harness = try SocketHarness()
         defer { harness.close() }
-        let kiosk = try harness.greetedClient()
-        #expect(try Self.shrinkSendBuffer(harness))
-        let before = try Self.direct(harness)
+        let (kiosk, before) = try Self.greetedClientWithTheSmallestSendBuffer(harness)
         let written = try harness.onLoop { () -> Int in
             guard let session = Self.session(harness) else { return 0 }
             var tag = 0

@@ -31,6 +31,19 @@ import Testing
         return Date().timeIntervalSince(started)
     }
 
+    /// What `body` threw, if anything, and how long it took.
+    static func failure<E: Error>(_ body: () throws(E) -> Void) -> (error: E?, seconds: Double) {
+        var thrown: E?
+        let elapsed = seconds {
+            do throws(E) {
+                try body()
+            } catch {
+                thrown = error
+            }
+        }
+        return (thrown, elapsed)
+    }
+
     @Test func readRegularFileRefusesWhatIsNotAFileAndCapsTheSize() throws {
         let scratch = try TemporaryDirectory(prefix: "beacond-nonregular")
         let fifo = Self.fifo(in: scratch, "fifo")
@@ -62,13 +75,8 @@ import Testing
             default: kind
             }
         let what = ["fifo": "a FIFO", "directory": "a directory"][kind] ?? "a character device"
-        var thrown: ConfigurationError?
-        let elapsed = Self.seconds {
-            do throws(ConfigurationError) {
-                _ = try DaemonConfiguration.load(path: path, overrides: DaemonOverrides())
-            } catch {
-                thrown = error
-            }
+        let (thrown, elapsed) = Self.failure { () throws(ConfigurationError) in
+            _ = try DaemonConfiguration.load(path: path, overrides: DaemonOverrides())
         }
         #expect(elapsed < 1)
         #expect(thrown?.description == "\(path): is \(what), not a regular file")
@@ -85,13 +93,8 @@ import Testing
         let section =
             parts[0] == "mqtt" ? "  url: mqtts://127.0.0.1:8883\n  username: u\n" : "  url: https://127.0.0.1/\n"
         let config = try scratch.write("beacond.yaml", "\(parts[0]):\n\(section)  \(parts[1]): \(fifo)\n")
-        var thrown: ConfigurationError?
-        let elapsed = Self.seconds {
-            do throws(ConfigurationError) {
-                _ = try DaemonConfiguration.load(path: config, overrides: DaemonOverrides())
-            } catch {
-                thrown = error
-            }
+        let (thrown, elapsed) = Self.failure { () throws(ConfigurationError) in
+            _ = try DaemonConfiguration.load(path: config, overrides: DaemonOverrides())
         }
         #expect(elapsed < 1)
         let line = parts[0] == "mqtt" ? 4 : 3
@@ -124,13 +127,8 @@ import Testing
     @Test func aRecordingPathThatIsAFIFOIsRefused() throws {
         let scratch = try TemporaryDirectory(prefix: "beacond-nonregular")
         let fifo = Self.fifo(in: scratch, "record.btsnoop")
-        var thrown: BTSnoopRecorderError?
-        let elapsed = Self.seconds {
-            do throws(BTSnoopRecorderError) {
-                _ = try BTSnoopRecorder(path: fifo, maxBytes: 1 << 20, keep: 2, logger: HCITestLogger.quiet)
-            } catch {
-                thrown = error
-            }
+        let (thrown, elapsed) = Self.failure { () throws(BTSnoopRecorderError) in
+            _ = try BTSnoopRecorder(path: fifo, maxBytes: 1 << 20, keep: 2, logger: HCITestLogger.quiet)
         }
         #expect(elapsed < 1)
         #expect(thrown?.description == "cannot record to \(fifo): it is a FIFO, not a regular file")

@@ -77,9 +77,7 @@ final class StepClock: Sendable {
         let clock = StepClock()
         let limiter = LogRateLimiter(burst: 10, refillInterval: 1_000_000, clock: clock.read)
         let captured = CapturedLines()
-        let logger = Logger(label: "beacond") { label in
-            StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
-        }
+        let logger = captured.journalLogger()
         let total = 46_000
         for index in 0..<total {
             if index % 46 == 0 { clock.advance(10_000) }
@@ -103,9 +101,7 @@ final class StepClock: Sendable {
         let clock = StepClock()
         let limiter = LogRateLimiter(burst: 1, clock: clock.read)
         let captured = CapturedLines()
-        let logger = Logger(label: "beacond") { label in
-            StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
-        }
+        let logger = captured.journalLogger()
         for _ in 0..<5 { logger.limited(limiter: limiter, .debug, "client.error", "hidden") }
         #expect(captured.lines.isEmpty)
         #expect(limiter.takeSummaries().isEmpty)
@@ -166,9 +162,7 @@ final class StepClock: Sendable {
         let loop = group.next()
         let clock = StepClock()
         let captured = CapturedLines()
-        let logger = Logger(label: "beacond") { label in
-            StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
-        }
+        let logger = captured.journalLogger()
         let audit = StateAuditLog(logger: logger, eventLoop: loop, clock: clock.read)
         try loop.submit {
             for index in 1...100 { audit.record("state seq=\(index) mode=red_flag") }
@@ -221,9 +215,7 @@ final class StepClock: Sendable {
         defer { try? group.syncShutdownGracefully() }
         let loop = group.next()
         let captured = CapturedLines()
-        let logger = Logger(label: "beacond") { label in
-            StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: captured.sink)
-        }
+        let logger = captured.journalLogger()
         let hub = TrackStateHub(
             eventLoop: loop, configuration: FusionConfiguration(),
             clock: ManualClock(1_000_000_000), backend: "test", logger: logger)

@@ -14,6 +14,13 @@ final class CapturedLines: Sendable {
     var lines: [String] { storage.withLock { $0 } }
 
     var sink: LogSink { LogSink { line in self.storage.withLock { $0.append(line) } } }
+
+    /// A "beacond" logger writing journal lines at info and above into these lines.
+    func journalLogger() -> Logger {
+        Logger(label: "beacond") { label in
+            StderrLogHandler(label: label, format: .journal, control: LogLevelControl(.info), sink: self.sink)
+        }
+    }
 }
 
 @Suite struct SystemLoggingTests {

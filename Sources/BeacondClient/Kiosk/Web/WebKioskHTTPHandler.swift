@@ -10,14 +10,14 @@ import NIOHTTP1
 /// that arrives while the connection is not writable (a client sending requests without reading
 /// the answers) waits until it is: with NIO's `BackPressureHandler` and NIO's pipelining handler
 /// (which delivers one request at a time), the answers held for a client stay bounded.
-final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
+final class WebKioskHTTPHandler: SmallHTTPRequestHandler, FairShareMember {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let hub: WebKioskHub
-    private let connection: SmallHTTPConnection
+    let connection: SmallHTTPConnection
     private var context: ChannelHandlerContext?
-    private var requests = SmallHTTPRequestGate(methods: [.GET, .HEAD])
+    var requests = SmallHTTPRequestGate(methods: [.GET, .HEAD])
     private var streaming = false
     private var pendingEvent: ByteBuffer?
 
@@ -57,24 +57,16 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !streaming else { return }
-        switch requests.read(unwrapInboundIn(data), writable: context.channel.isWritable) {
-        case .wait: break
-        case .refuse(let refusal): refuse(context, refusal)
-        case .parked: connection.touch()
-        case .route(let head):
-            connection.touch()
-            route(context, head)
-        }
+        readRequest(context: context, data: data)
     }
 
-    /// A request NIOHTTP1's decoder refused (malformed, or headers beyond its limit) gets 400
-    /// with the usual headers and is closed; any other error closes the connection.
+    /// A stream's error closes it; otherwise `answer(_:context:)`.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !streaming, let refusal = requests.refusal(after: error) else {
+        guard !streaming else {
             context.close(promise: nil)
             return
         }
-        refuse(context, refusal)
+        answer(error, context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -82,7 +74,7 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
             pendingEvent = nil
             write(context, event: event)
         }
-        if let head = requests.unpark(writable: context.channel.isWritable) { route(context, head) }
+        routeParkedRequest(context: context)
         context.fireChannelWritabilityChanged()
     }
 
@@ -112,7 +104,7 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
 
     // MARK: Routes
 
-    private func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+    func route(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let keepAlive = head.isKeepAlive
         let isHead = head.method == .HEAD
@@ -171,7 +163,7 @@ final class WebKioskHTTPHandler: ChannelInboundHandler, FairShareMember {
     }
 
     /// Answers at once and closes the connection (the request's body, if any, is not read).
-    private func refuse(_ context: ChannelHandlerContext, _ refusal: SmallHTTP.Refusal) {
+    func refuse(_ context: ChannelHandlerContext, _ refusal: SmallHTTP.Refusal) {
         respond(
             context, refusal.status, "text/plain; charset=utf-8", Array(refusal.text.utf8), isHead: false,
             keepAlive: false, extra: refusal.extraHeaders)

@@ -60,6 +60,17 @@ extension BlueZScanLoop {
         return length >= suffix && strcmp(path + (length - suffix), adapterSuffix) == 0
     }
 
+    /// The object an ObjectManager signal names (its first argument): the device under our adapter
+    /// it is (`key`), or, when it is none, whether it is the adapter by `isAdapter`.
+    func signalObject(
+        _ reader: inout DBusMessageReader, isAdapter: (UnsafePointer<CChar>) -> Bool
+    ) throws(DBusDecodingError) -> (key: BluetoothAddress?, isAdapter: Bool) {
+        try reader.withCString(.objectPath) { path in
+            let key = deviceKey(path)
+            return (key, key == nil && isAdapter(path))
+        }
+    }
+
     func propertiesChanged(_ message: OpaquePointer) throws(DBusDecodingError) {
         guard let path = dbus_message_get_path(message), !adapterPathC.isEmpty else { return }
         var reader = DBusMessageReader(message: message)
@@ -92,12 +103,7 @@ extension BlueZScanLoop {
 
     func interfacesAdded(_ message: OpaquePointer) throws(DBusDecodingError) {
         var reader = DBusMessageReader(message: message)
-        var key: BluetoothAddress?
-        var adapterAppeared = false
-        try reader.withCString(.objectPath) { path in
-            key = deviceKey(path)
-            adapterAppeared = key == nil && isOurAdapter(path)
-        }
+        let (key, adapterAppeared) = try signalObject(&reader, isAdapter: isOurAdapter)
         if let key {
             try readDevice(&reader, key: key, report: true)
         } else if adapterAppeared, !scanning {
@@ -163,12 +169,8 @@ extension BlueZScanLoop {
 
     func interfacesRemoved(_ message: OpaquePointer) throws(DBusDecodingError) {
         var reader = DBusMessageReader(message: message)
-        var key: BluetoothAddress?
-        var isAdapter = false
-        try reader.withCString(.objectPath) { path in
-            key = deviceKey(path)
-            isAdapter = key == nil && !adapterPathC.isEmpty && strcmp(path, adapterPathC) == 0
-        }
+        // Only an adapter whose path is known can be gone.
+        let (key, isAdapter) = try signalObject(&reader) { !adapterPathC.isEmpty && strcmp($0, adapterPathC) == 0 }
         guard key != nil || isAdapter else { return }
         var names = try reader.enterArray(of: .string, expected: "as")
         while !names.isAtEnd {
