@@ -141,7 +141,57 @@ def legacy_group(directory):
     latencies = check_flags("legacy", directory, "legacy", lines(f"{directory}/legacy-adverts.jsonl"))
     check_scan_disabled("legacy", f"{directory}/legacy-btmon.btsnoop", "(0x08|0x000c)")
     check("legacy: beacond run exited 0 after SIGTERM", text(f"{directory}/legacy-beacond.rc").strip() == "0")
+    beacon_group(directory)
     return latencies
+
+
+def beacon5_group(directory):
+    """beacond beacon --mode on btvirt's 5.2 hci0, heard by beacond scan on hci1."""
+    log = text(f"{directory}/beacon5.log")
+    check("beacon5: chose extended advertising commands on the 5.2 controller",
+          "beacon transmitter on hci0: extended advertising commands" in log)
+    heard = [r for r in lines(f"{directory}/beacon-scan.jsonl") if (r.get("signal") or {}).get("zone") == 9]
+    check("beacon5: beacond scan heard the hand-set red flag as v1 zone 9", bool(heard) and all(
+        r["signal"]["mode"] == "red_flag" and r["signal"]["version"] == 1 for r in heard), f"{len(heard)} reports")
+    check("beacon5: exited 0 after SIGTERM", text(f"{directory}/beacon5.rc").strip() == "0")
+
+
+def beacon_group(directory):
+    """beacond beacon on hci0 following a race-control stand-in, heard by beacond run on hci1."""
+    log = text(f"{directory}/beacon.log")
+    frames = {"NORMAL": "010007000000000a0b", "RED_FLAG": "010007020000010a0c", "EVACUATION": "010007030000020a0c"}
+    check("beacon: advertised race control's red flag at 11.5 °C as v1 zone 7 seq 1 12 °C",
+          f"advertising red_flag seq 1 12°C ({frames['RED_FLAG']})" in log)
+    check("beacon: chose legacy advertising commands on the 4.x controller",
+          "beacon transmitter on hci0: legacy advertising commands" in log)
+    published = states(directory, "legacy")
+    latencies = []
+    for change in lines(f"{directory}/racecontrol.jsonl")[1:]:
+        mode = change["mode"].lower()
+        heard = next((t for t, s in published if t >= change["t"] and s["mode"] == mode
+                      and (s.get("beacon") or {}).get("zone") == 7), None)
+        check(f"beacon: race control's {mode} reached the scanning daemon's socket through the air",
+              heard is not None, "never" if heard is None else f"{(heard - change['t']) * 1000:.0f} ms")
+        if heard is not None:
+            latencies.append(heard - change["t"])
+    if latencies:
+        ms = sorted(x * 1000 for x in latencies)
+        print(f"     latency, race control → advert → socket: min {ms[0]:.0f} ms, median {ms[len(ms) // 2]:.0f} ms, "
+              f"max {ms[-1]:.0f} ms ({len(ms)} changes)")
+    temperatures = {s["beacon"].get("temperature") for _, s in published
+                    if (s.get("beacon") or {}).get("zone") == 7}
+    check("beacon: the daemon shows the frame's temperature byte", temperatures == {11, 12}, f"{temperatures}")
+    reports = {data for _, company, data in tshark_reports(f"{directory}/legacy-btmon.btsnoop", adapter=1)
+               if company == "0x1234"}
+    check("beacon: tshark decodes the beacon's adverts with the right fields", set(frames.values()) <= reports,
+          f"{sorted(reports)}")
+    check("beacon: silent once race control went stale",
+          "zone 7: silent — race control's state is stale or unreachable" in log)
+    enables = [b for b in btmon_blocks(f"{directory}/legacy-btmon.btsnoop")
+               if "[hci0]" in b[0] and b[0].startswith("< ") and "(0x08|0x000a)" in b[0]]
+    check("beacon: advertising disabled at the end", bool(enables) and "Disabled (0x00)" in enables[-1][1],
+          f"{len(enables)} enable commands")
+    check("beacon: exited 0 after SIGTERM", text(f"{directory}/beacon.rc").strip() == "0")
 
 
 def hci_group(directory, beacond):
@@ -234,6 +284,7 @@ def hci_group(directory, beacond):
     check("hci: as nobody without them beacond run exits 1 and names the missing capability",
           text(f"{directory}/nocaps-beacond.rc").strip() == "1" and "CAP_NET_RAW" in nocaps,
           (re.findall(r"beacond run: .{0,80}", nocaps) or ["no message"])[0])
+    beacon5_group(directory)
     return latencies
 
 

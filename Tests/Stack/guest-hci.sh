@@ -70,5 +70,20 @@ mkdir -p /tmp/nocaps && chown nobody /tmp/nocaps
 timeout 30 setpriv --reuid=nobody --regid=nogroup --clear-groups "$beacond" run --backend hci --adapter hci1 \
 	--socket /tmp/nocaps/beacond.sock --state-dir /tmp/nocaps >"$results/nocaps-beacond.log" 2>&1
 echo "$?" >"$results/nocaps-beacond.rc"
+
+# The transmitter on a 5.x controller: extended advertising commands with a legacy PDU, a hand-set
+# red flag, heard by beacond scan on hci1; last, since a controller may refuse the legacy commands
+# advertise.py sends once the extended ones were used.
+"$beacond" scan --backend hci --adapter hci1 --json --duration 8 >"$results/beacon-scan.jsonl" \
+	2>"$results/beacon-scan.log" &
+beacon_scan_pid=$!
+sleep 3
+"$beacond" beacon --adapter hci0 --zone 9 --mode red_flag --state-dir /tmp/beacon9 >"$results/beacon5.log" 2>&1 &
+beacon_pid=$!
+wait_for "beacon5: advertising" 10 grep -q "zone 9: advertising" "$results/beacon5.log"
+kill -TERM "$beacon_pid"
+wait "$beacon_pid"
+echo "$?" >"$results/beacon5.rc"
+wait_for "beacon5: scan ended" 20 sh -c "! kill -0 $beacon_scan_pid"
 step "done"
 exit 0

@@ -101,6 +101,9 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
     package var age: Double?
     package var message: String?
     package var lastError: String?
+    /// Race control's temperature, °C, when its last fetch gave one (a beacon advertises it);
+    /// absent otherwise and from older daemons.
+    package var temperature: Double?
 
     enum CodingKeys: String, CodingKey {
         case mode
@@ -109,6 +112,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
         case age = "age_s"
         case message
         case lastError = "last_error"
+        case temperature
     }
 
     package init(
@@ -131,6 +135,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
             latched: status.isLatched, restored: status.isRestored,
             age: status.age.map { Double($0) / 1_000_000 }, message: status.message,
             lastError: status.lastFailureReason)
+        temperature = status.snapshot?.temperature
     }
 
     /// Older daemons sent no `restored`: absent means false.
@@ -144,6 +149,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
         age = try container.decodeIfPresent(Double.self, forKey: .age)
         message = try container.decodeIfPresent(String.self, forKey: .message)
         lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
+        temperature = try container.decodeIfPresent(Double.self, forKey: .temperature)
     }
 
     package func render(into writer: inout JSONWriter) {
@@ -156,6 +162,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
         writer.key("age_s"); writer.number(orNull: age, decimals: 3)
         writer.key("message"); writer.string(orNull: message)
         writer.key("last_error"); writer.string(orNull: lastError)
+        if let temperature { writer.key("temperature"); writer.number(orNull: temperature, decimals: 1) }
         writer.endObject()
     }
 }

@@ -123,6 +123,8 @@ package final class BeaconTransmitter: Sendable {
         var status = BeaconStatus(
             backend: configuration.backend, adapter: configuration.adapter, zone: Int(configuration.zone))
         switch backend.state {
+        case .starting:
+            status.state = "starting"
         case .advertising:
             status.state = "advertising"
         case .idle:

@@ -5,6 +5,8 @@ import Synchronization
 
 /// What an advertiser backend is doing, for the transmitter's state.
 package enum AdvertiserState: Hashable, Sendable {
+    /// Opening the adapter for the first time.
+    case starting
     /// Advertising the data it was given, with this command set.
     case advertising(mode: String)
     /// Up, with nothing to advertise (advertising disabled).
@@ -38,7 +40,7 @@ package final class HCIAdvertiser: Sendable {
     private struct Shared {
         var desired: [UInt8]?
         var stopping = false
-        var state = AdvertiserState.down(reason: "starting")
+        var state = AdvertiserState.starting
         var frames = 0
         var restarts = 0
     }
@@ -77,9 +79,12 @@ package final class HCIAdvertiser: Sendable {
     /// Times the adapter was reopened after it was lost.
     package var restarts: Int { shared.withLock { $0.restarts } }
 
-    /// Runs until `stop()` or cancellation; returns when advertising is disabled.
+    /// Runs until `stop()` or cancellation; returns when advertising is disabled. Throws a
+    /// permanent failure before the adapter was ever up (no Bluetooth, no permission).
     package func run() async throws {
-        try await BlockingThreadBridge.run(stop: stop) { [self] in lifecycle() }
+        try await BlockingThreadBridge.run(stop: stop) { [self] in
+            if let error = lifecycle() { throw error }
+        }
     }
 
     package func stop() {
@@ -100,7 +105,7 @@ package final class HCIAdvertiser: Sendable {
     private var adapter: String { configuration.adapter }
     private var teardownTimeout: Int64 { min(configuration.commandTimeout, 500_000) }
 
-    private func lifecycle() {
+    private func lifecycle() -> HCIScannerError? {
         var backoff = Backoff(floor: configuration.retryInitial, cap: configuration.retryMax)
         var everUp = false
         while !isStopping {
@@ -114,12 +119,18 @@ package final class HCIAdvertiser: Sendable {
                     on: channel, timeout: configuration.commandTimeout, interruptible: false)
                 let mode = HCIAdvertisingSetup.mode(
                     leFeatures: capabilities.leFeatures, supportedCommands: capabilities.supportedCommands)
+                logger.info("beacon transmitter on \(adapter): \(mode.rawValue) advertising commands")
                 if everUp { shared.withLock { $0.restarts += 1 } }
                 everUp = true
                 backoff.succeeded()
                 try serve(channel, mode: mode)
-                return report(.stopped)
+                report(.stopped)
+                return nil
             } catch {
+                if !everUp, error.isPermanent {
+                    report(.down(reason: error.description))
+                    return error
+                }
                 let delay = backoff.failed()
                 let reason = "\(error); retrying in \(DecimalText.format(micros: delay)) s"
                 logger.warning("beacon transmitter on \(adapter): \(TerminalText.logged(reason))")
@@ -128,6 +139,7 @@ package final class HCIAdvertiser: Sendable {
             }
         }
         report(.stopped)
+        return nil
     }
 
     /// Waits `micros` for a stop; true when one came. New data meanwhile waits for the adapter.

@@ -157,7 +157,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
         package var listen: WebKioskAddress?
     }
 
-    static let defaultStateDir = "/var/lib/beacond"
+    package static let defaultStateDir = "/var/lib/beacond"
 
     package var scanner = Scanner()
     package var remote = Remote()

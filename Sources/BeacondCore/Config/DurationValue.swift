@@ -81,6 +81,9 @@ package struct DurationRange: Hashable, Sendable {
     package static let statusTimeout = DurationRange(micros: 1_000...3_600 * second)
     /// `beacond scan --duration`: 1 ms to 31 days.
     package static let scanDuration = DurationRange(micros: 1_000...31 * day)
+    /// `beacon.interval`, `beacond beacon --interval`: what a controller accepts for a
+    /// non-connectable advert, 20 ms to 10.24 s.
+    package static let beaconInterval = DurationRange(micros: 20_000...10_240_000)
 
     /// `between 0.1 and 300 seconds` (`0 or between 1 and 86400 seconds`).
     var text: String {

@@ -115,7 +115,7 @@ final class RemoteStateStore: Sendable {
         let bytes = Self.encode(state)
         try writeState.withLock { _ in
             do {
-                try Self.makeDirectory(directory)
+                try FileOutput.makeDirectory(directory)
                 try FileOutput.write(bytes, to: path, mode: 0o644)
             } catch {
                 throw RemoteStateDirectory.problem(directory) ?? error
@@ -268,18 +268,6 @@ final class RemoteStateStore: Sendable {
             throw FormatError(reason: "file over \(maxFileBytes) bytes")
         } catch .read(let code) {
             throw FormatError(reason: "cannot read \(path): \(errnoText(code))")
-        }
-    }
-
-    private static func makeDirectory(_ directory: String) throws {
-        var info = stat()
-        if stat(directory, &info) == 0 { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o755])
-        } catch {
-            throw FileWriteError(path: directory, operation: "create directory", code: errno == 0 ? EIO : errno)
         }
     }
 

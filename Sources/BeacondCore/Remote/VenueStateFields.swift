@@ -163,7 +163,8 @@ struct VenueText: Decodable {
 }
 
 /// `temperature`, `humidity`: a finite number, given as a number or as a string holding one
-/// (`"40"`, `" 21.5 "`); out of range (`1e400`), NaN or another type counts as missing.
+/// (`"40"`, `" 21.5 "`), with or without the unit GeoRacing's server writes (`"11.3°C"`, `"80%"`);
+/// out of range (`1e400`), NaN, `"--°C"` or another type counts as missing.
 struct VenueMeasurement: Decodable {
     let value: Double?
 
@@ -173,10 +174,20 @@ struct VenueMeasurement: Decodable {
             if let number = try? container.decode(Double.self) {
                 number
             } else if let string = try? container.decode(String.self) {
-                Double(string.trimmingCharacters(in: .whitespaces))
+                Self.number(in: string)
             } else {
                 nil
             }
         value = parsed.flatMap { $0.isFinite ? $0 : nil }
+    }
+
+    /// The number in `text`, after one trailing unit (°C, ºC, °, %) and the spaces around it.
+    static func number(in text: String) -> Double? {
+        var trimmed = Substring(text.trimmingCharacters(in: .whitespaces))
+        for unit in ["°C", "ºC", "°", "%"] where trimmed.hasSuffix(unit) {
+            trimmed = trimmed.dropLast(unit.count)
+            break
+        }
+        return Double(trimmed.trimmingCharacters(in: .whitespaces))
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Foundation
 import SystemPackage
 
 /// A file that could not be written: which, and why.
@@ -13,6 +14,19 @@ struct FileWriteError: Error, CustomStringConvertible {
 }
 
 package enum FileOutput {
+    /// Creates `directory` and its parents (mode 0755) unless it exists.
+    package static func makeDirectory(_ directory: String) throws {
+        var info = stat()
+        if stat(directory, &info) == 0 { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o755])
+        } catch {
+            throw FileWriteError(path: directory, operation: "create directory", code: errno == 0 ? EIO : errno)
+        }
+    }
+
     /// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
     /// A crash leaves either the old file or the new one, never a torn one.
     package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {

@@ -18,11 +18,12 @@ package enum DaemonSignals {
 
     /// The signals the command in `arguments` handles itself, to block in `main` before any
     /// thread starts: `handled` for `run`, `kioskHandled` for `kiosk` and `watch` (which restores
-    /// the terminal the same way, and ends a `--once` replay early), none for the others.
+    /// the terminal the same way, and ends a `--once` replay early) and `beacon` (SIGHUP re-reads its
+    /// mode file), none for the others.
     package static func handled(byCommandIn arguments: [String]) -> [Int32] {
         switch arguments.dropFirst().first {
         case "run": handled
-        case "kiosk", "watch": kioskHandled
+        case "kiosk", "watch", "beacon": kioskHandled
         default: []
         }
     }
