@@ -22,6 +22,18 @@ import Glibc
         return bytes
     }
 
+    /// Expects the capture `bytes` to give one advertising report and `otherRecords` records that
+    /// are not controller events; returns the report.
+    @discardableResult
+    static func expectOneReport(
+        in bytes: [UInt8], otherRecords: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> OwnedAdvertisingReport? {
+        let (reports, extractor) = try extractReports(bytes)
+        #expect(reports.count == 1, sourceLocation: sourceLocation)
+        #expect(extractor.counters.otherRecords == otherRecords, sourceLocation: sourceLocation)
+        return reports.first
+    }
+
     @Test func btsnoopWriterRoundTripsThroughReader() throws {
         let events = try Self.events(3)
         let (reports, extractor) = try extractReports(Self.btsnoop(events))
@@ -48,9 +60,7 @@ import Glibc
         // A command, then ACL data in.
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x2, packet: [0x01, 0x0C, 0x00])
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 0x1, packet: [0x01, 0x20, 0x00, 0x00])
-        let (reports, extractor) = try extractReports(bytes)
-        #expect(reports.count == 1)
-        #expect(extractor.counters.otherRecords == 2)
+        try Self.expectOneReport(in: bytes, otherRecords: 2)
     }
 
     @Test func btmonKeepsControllerIndexAndSkipsOtherOpcodes() throws {
@@ -62,10 +72,8 @@ import Glibc
         BTSnoopWriter.appendRecord(to: &bytes, timestamp: Self.stamp, flags: 2 << 16 | 2, packet: [0x01, 0x0C, 0x00])
         BTSnoopWriter.appendRecord(
             to: &bytes, timestamp: Self.stamp, flags: 0xFFFF << 16 | 12, packet: Array("note".utf8))
-        let (reports, extractor) = try extractReports(bytes)
-        #expect(reports.count == 1)
-        #expect(reports.first?.controller == 2)
-        #expect(extractor.counters.otherRecords == 3)
+        let report = try Self.expectOneReport(in: bytes, otherRecords: 3)
+        #expect(report?.controller == 2)
     }
 
     @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
@@ -87,9 +95,7 @@ import Glibc
         let event = try HCIEventEncoder.advertisingReport([geoReport()])
         PcapWriter.appendRecord(to: &bytes, timestamp: Self.stamp, packet: [0, 0, 0, 1] + HCIEventEncoder.h4(event))
         PcapWriter.appendRecord(to: &bytes, timestamp: Self.stamp, packet: [0, 0, 0, 0, 0x01, 0x0C, 0x00])
-        let (reports, extractor) = try extractReports(bytes)
-        #expect(reports.count == 1)
-        #expect(extractor.counters.otherRecords == 1)
+        try Self.expectOneReport(in: bytes, otherRecords: 1)
     }
 
     @Test func pcap254ReadsMonitorHeaderBigEndian() throws {

@@ -11,6 +11,24 @@ import Testing
         0xC4,
     ]
 
+    /// The reports `decoder` delivers for `fragments`, each sent in an extended report event of its own.
+    static func deliver(
+        _ fragments: [OwnedAdvertisingReport], to decoder: inout HCIEventDecoder
+    ) throws -> [OwnedAdvertisingReport] {
+        try fragments.flatMap { fragment in
+            decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment]), with: &decoder).reports
+        }
+    }
+
+    /// Expects `delivered` to be one report, marked truncated, with `count` bytes of data.
+    static func expectOneTruncatedReport(
+        _ delivered: [OwnedAdvertisingReport], holding count: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(delivered.count == 1, sourceLocation: sourceLocation)
+        #expect(delivered.first?.isTruncated == true, sourceLocation: sourceLocation)
+        #expect(delivered.first?.data.count == count, sourceLocation: sourceLocation)
+    }
+
     @Test func decodesLegacyReportByteExact() {
         let (reports, outcome) = decodeEvent(Self.legacyEvent)
         #expect(outcome == .advertising(reports: 1))
@@ -176,13 +194,8 @@ import Testing
             data: [UInt8](repeating: 1, count: 150))
         report.isTruncated = true
         var decoder = HCIEventDecoder()
-        var delivered: [OwnedAdvertisingReport] = []
-        for fragment in HCIEventEncoder.extendedFragments(of: report, chunk: 100) {
-            delivered += decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment]), with: &decoder).reports
-        }
-        #expect(delivered.count == 1)
-        #expect(delivered.first?.isTruncated == true)
-        #expect(delivered.first?.data.count == 150)
+        let delivered = try Self.deliver(HCIEventEncoder.extendedFragments(of: report, chunk: 100), to: &decoder)
+        Self.expectOneTruncatedReport(delivered, holding: 150)
         #expect(decoder.counters.truncatedReports == 1)
     }
 
@@ -234,16 +247,11 @@ import Testing
 
     @Test func chainsOverflowing1650BytesAreDeliveredTruncated() throws {
         var decoder = HCIEventDecoder()
-        var delivered: [OwnedAdvertisingReport] = []
-        for _ in 0..<9 {
-            let fragment = OwnedAdvertisingReport(
-                origin: .extendedReport, kind: .extended, properties: ExtendedEventProperties(rawValue: 1 << 5),
-                address: sampleAddress, rssi: -70, sid: 0, data: [UInt8](repeating: 7, count: 200))
-            delivered += decodeEvent(try HCIEventEncoder.extendedAdvertisingReport([fragment]), with: &decoder).reports
-        }
-        #expect(delivered.count == 1)
-        #expect(delivered.first?.isTruncated == true)
-        #expect(delivered.first?.data.count == 200)
+        let fragment = OwnedAdvertisingReport(
+            origin: .extendedReport, kind: .extended, properties: ExtendedEventProperties(rawValue: 1 << 5),
+            address: sampleAddress, rssi: -70, sid: 0, data: [UInt8](repeating: 7, count: 200))
+        let delivered = try Self.deliver(Array(repeating: fragment, count: 9), to: &decoder)
+        Self.expectOneTruncatedReport(delivered, holding: 200)
         #expect(decoder.counters.fragmentChainsDropped == 1)
     }
 

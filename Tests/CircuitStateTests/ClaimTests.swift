@@ -7,9 +7,15 @@ import Testing
     let hold = FusionConfiguration.defaultDeescalationHold
     let key = OverrideKey.circuit(zone: 1, address: address(1))
 
-    @Test func aNewerNormalTakesEffectAfterTheHold() {
+    /// An engine in which zone 1's beacon (`key`) claimed `mode` at 0.
+    static func engine(claiming mode: GeoRacingMode, sequence: UInt16 = 500, ttl: UInt8 = 30) -> FusionEngine {
         var engine = FusionEngine()
-        engine.circuit(.evacuation, sequence: 500, ttl: 30, at: 0)
+        engine.circuit(mode, sequence: sequence, ttl: ttl, at: 0)
+        return engine
+    }
+
+    @Test func aNewerNormalTakesEffectAfterTheHold() {
+        var engine = Self.engine(claiming: .evacuation)
         #expect(engine.circuit(.normal, sequence: 501, ttl: 30, at: second) == .replaced)
         #expect(engine.evaluate(at: second).mode == .evacuation)
         #expect(engine.nextDeadline(after: second) == second + hold)
@@ -21,8 +27,7 @@ import Testing
     }
 
     @Test func theSameSequenceWithALowerModeIsHeldToo() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .redFlag)
         #expect(engine.circuit(.normal, sequence: 500, ttl: 30, at: second) == .refreshed)
         let held = engine.evaluate(at: second)
         #expect(held.mode == .redFlag)
@@ -32,16 +37,14 @@ import Testing
     }
 
     @Test func aHeldClaimEndsWithItsOwnExpiryWhenThatIsEarlier() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 2, at: 0)
+        var engine = Self.engine(claiming: .redFlag, ttl: 2)
         engine.circuit(.normal, sequence: 501, ttl: 30, at: 2 * second - hold / 2)
         #expect(engine.nextDeadline(after: 2 * second - hold / 2) == 2 * second)
         #expect(engine.evaluate(at: 2 * second).mode == .normal)
     }
 
     @Test func escalationIsImmediateAndKeepsNothingBehind() {
-        var engine = FusionEngine()
-        engine.circuit(.safetyCar, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .safetyCar)
         #expect(engine.circuit(.redFlag, sequence: 501, ttl: 30, at: 1) == .replaced)
         let state = engine.evaluate(at: 1)
         #expect(state.mode == .redFlag)
@@ -49,8 +52,7 @@ import Testing
     }
 
     @Test func aNewerTTLZeroClearsOnlyTheClaimInForceAfterTheHold() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .redFlag)
         #expect(engine.circuit(.redFlag, sequence: 501, ttl: 0, at: second) == .cleared)
         let held = engine.evaluate(at: second)
         #expect(held.mode == .redFlag)
@@ -61,16 +63,14 @@ import Testing
     }
 
     @Test func afterAClearAnySequenceIsAcceptedAgain() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .redFlag)
         engine.circuit(.redFlag, sequence: 501, ttl: 0, at: second)
         #expect(engine.circuit(.safetyCar, sequence: 7, ttl: 30, at: 2 * second) == .inserted)
         #expect(engine.evaluate(at: 2 * second).mode == .safetyCar)
     }
 
     @Test func anOlderTTLZeroIsIgnoredAndLeavesTheContestedClaim() {
-        var engine = FusionEngine()
-        engine.circuit(.normal, sequence: 501, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .normal, sequence: 501)
         #expect(engine.circuit(.redFlag, sequence: 500, ttl: 10, at: 1) == .contested(started: true))
         #expect(engine.circuit(.redFlag, sequence: 500, ttl: 0, at: 2) == .ignoredOlder)
         #expect(engine.circuit(.normal, sequence: 499, ttl: 0, at: 3) == .ignoredOlder)
@@ -81,8 +81,7 @@ import Testing
     }
 
     @Test func olderTTLZeroFramesAfterANewerNormalDoNotCutTheHold() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .redFlag)
         engine.circuit(.normal, sequence: 501, ttl: 30, at: second)
         #expect(engine.circuit(.redFlag, sequence: 500, ttl: 0, at: second + 1) == .ignoredOlder)
         #expect(engine.circuit(.normal, sequence: 499, ttl: 0, at: second + 2) == .ignoredOlder)
@@ -91,8 +90,7 @@ import Testing
     }
 
     @Test func aNewerTTLZeroKeepsHeldAndContestedClaims() {
-        var engine = FusionEngine()
-        engine.circuit(.safetyCar, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .safetyCar)
         engine.circuit(.normal, sequence: 501, ttl: 30, at: second)
         #expect(engine.circuit(.evacuation, sequence: 400, ttl: 30, at: second + 1) == .contested(started: true))
         #expect(engine.circuit(.normal, sequence: 502, ttl: 0, at: second + 2) == .cleared)
@@ -116,8 +114,7 @@ import Testing
     }
 
     @Test func aReplayedOldRedAfterADeescalationShowsRedForItsTTL() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 300, ttl: 10, at: 0)
+        var engine = Self.engine(claiming: .redFlag, sequence: 300, ttl: 10)
         engine.circuit(.normal, sequence: 301, ttl: 60, at: second)
         #expect(engine.evaluate(at: 5 * second).mode == .normal)
         #expect(engine.circuit(.redFlag, sequence: 300, ttl: 10, at: 5 * second) == .contested(started: true))
@@ -150,8 +147,7 @@ import Testing
     }
 
     @Test func aContestedClaimYieldsOnlyToAMoreSevereFrame() {
-        var engine = FusionEngine()
-        engine.circuit(.normal, sequence: 600, ttl: 60, at: 0)
+        var engine = Self.engine(claiming: .normal, sequence: 600, ttl: 60)
         #expect(engine.circuit(.redFlag, sequence: 500, ttl: 10, at: 1) == .contested(started: true))
         #expect(engine.circuit(.safetyCar, sequence: 501, ttl: 60, at: 2) == .contested(started: false))
         #expect(engine.activeOverride(for: key, at: 2)?.contestedClaim?.mode == .redFlag)
@@ -164,8 +160,7 @@ import Testing
     }
 
     @Test func anEquallySevereContestNeverShortensTheContest() {
-        var engine = FusionEngine()
-        engine.circuit(.normal, sequence: 600, ttl: 60, at: 0)
+        var engine = Self.engine(claiming: .normal, sequence: 600, ttl: 60)
         engine.circuit(.redFlag, sequence: 500, ttl: 30, at: 0)
         #expect(engine.circuit(.redFlag, sequence: 501, ttl: 1, at: second) == .contested(started: false))
         let contested = engine.activeOverride(for: key, at: second)?.contestedClaim
@@ -176,8 +171,7 @@ import Testing
     }
 
     @Test func olderFramesNoMoreSevereThanTheClaimInForceAreIgnored() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .redFlag)
         #expect(engine.circuit(.safetyCar, sequence: 499, ttl: 10, at: 1) == .ignoredOlder)
         #expect(engine.circuit(.redFlag, sequence: 499, ttl: 10, at: 2) == .ignoredOlder)
         #expect(engine.circuit(.normal, sequence: 499, ttl: 255, at: 3) == .ignoredOlder)
@@ -186,8 +180,7 @@ import Testing
 
     /// A spoofer's short newer flag must not make the real beacon's older flag lapse with it.
     @Test func anOlderFlagThatOutlastsTheClaimInForceWaitsInReserve() {
-        var engine = FusionEngine()
-        engine.circuit(.redFlag, sequence: 500, ttl: 10, at: 0)
+        var engine = Self.engine(claiming: .redFlag, ttl: 10)
         #expect(engine.circuit(.evacuation, sequence: 600, ttl: 1, at: second) == .replaced)
         #expect(engine.circuit(.redFlag, sequence: 500, ttl: 10, at: second + 250_000) == .contested(started: true))
         #expect(engine.evaluate(at: second + 250_000).mode == .evacuation)
@@ -200,8 +193,7 @@ import Testing
     /// keeps one per mode, which shows the same while the more severe one lasts, and never lets a
     /// short held claim of one mode take a longer one of another with it.
     @Test func heldClaimsOfEachModeLapseOnTheirOwn() {
-        var engine = FusionEngine()
-        engine.circuit(.evacuation, sequence: 500, ttl: 30, at: 0)
+        var engine = Self.engine(claiming: .evacuation)
         engine.circuit(.safetyCar, sequence: 501, ttl: 30, at: second)
         engine.circuit(.normal, sequence: 502, ttl: 30, at: second + hold / 2)
         let state = engine.evaluate(at: second + hold / 2)

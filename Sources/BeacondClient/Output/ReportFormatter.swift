@@ -31,9 +31,9 @@ package struct ReportFormatter {
         out.appendSeconds(micros: report.timestamp)
         out.append(",\"addr\":\"")
         out.appendAddress(report.address.rawValue)
-        out.append("\",\"addr_type\":")
+        out.append("\",\"addr_type\":\"")
         Self.appendName(report.addressType, into: &out)
-        out.append(",\"kind\":\"")
+        out.append("\",\"kind\":\"")
         Self.appendName(report.kind, into: &out)
         out.appendByte(UInt8(ascii: "\""))
         if report.kind == .extended {
@@ -73,7 +73,10 @@ package struct ReportFormatter {
             out.appendJSONString(rejection.reason)
         case .userBeacon(let user):
             // Whether it carried a location, never the location: it is an attendee's.
-            out.append(user.carriesLocation ? ",\"georacing_user_beacon\":{\"location\":true}" : ",\"georacing_user_beacon\":{\"location\":false}")
+            out.append(
+                user.carriesLocation
+                    ? ",\"georacing_user_beacon\":{\"location\":true}"
+                    : ",\"georacing_user_beacon\":{\"location\":false}")
         case .none:
             break
         }
@@ -146,18 +149,18 @@ package struct ReportFormatter {
         if value { out.append("true") } else { out.append("false") }
     }
 
-    /// The address type's JSON string (`"public"`, `"reserved_200"`).
+    /// The address type's name, unquoted (`public`, `reserved_200`): `AddressType.name` without
+    /// building a string.
     static func appendName<Sink: ByteSink>(_ type: AddressType, into out: inout Sink) {
         switch type {
-        case .publicDevice: out.append("\"public\"")
-        case .randomDevice: out.append("\"random\"")
-        case .publicIdentity: out.append("\"public_identity\"")
-        case .randomIdentity: out.append("\"random_identity\"")
-        case .anonymous: out.append("\"anonymous\"")
+        case .publicDevice: out.append("public")
+        case .randomDevice: out.append("random")
+        case .publicIdentity: out.append("public_identity")
+        case .randomIdentity: out.append("random_identity")
+        case .anonymous: out.append("anonymous")
         case .reserved(let value):
-            out.append("\"reserved_")
+            out.append("reserved_")
             out.appendDecimal(magnitude: UInt64(value))
-            out.appendByte(UInt8(ascii: "\""))
         }
     }
 

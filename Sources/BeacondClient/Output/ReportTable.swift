@@ -22,16 +22,7 @@ extension ReportFormatter {
         out.appendAddress(report.address.rawValue)
         Self.padColumn(from: columnStart, to: 19, in: &out)
         columnStart = out.appendedCount
-        switch report.addressType {
-        case .publicDevice: out.append("public")
-        case .randomDevice: out.append("random")
-        case .publicIdentity: out.append("public_identity")
-        case .randomIdentity: out.append("random_identity")
-        case .anonymous: out.append("anonymous")
-        case .reserved(let value):
-            out.append("reserved_")
-            out.appendDecimal(magnitude: UInt64(value))
-        }
+        Self.appendName(report.addressType, into: &out)
         Self.padColumn(from: columnStart, to: 16, in: &out)
         columnStart = out.appendedCount
         Self.appendName(report.kind, into: &out)

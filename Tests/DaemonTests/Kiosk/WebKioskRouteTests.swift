@@ -38,53 +38,50 @@ import Testing
     }
 
     @Test func pageHealthAndStateWithADaemon() throws {
-        let daemon = try SocketHarness()
-        defer { daemon.close() }
-        let web = try WebKioskHarness(socketPath: daemon.path)
-        defer { web.close() }
-        #expect(web.waitForHealth(200))
-        try daemon.ingest(zone: 3, mode: .redFlag, address: 0xC0FFEE000003)
-        #expect(
-            blockingWaitUntil(within: 5) {
-                (try? web.get("/state").json())?["reachable"] as? Bool == true
-                    && ((try? web.get("/state").json())?["view"] as? [String: Any])?["flag"] as? String == "red"
-            })
+        try WebKioskHarness.withDaemon { daemon, web in
+            try daemon.ingest(zone: 3, mode: .redFlag, address: 0xC0FFEE000003)
+            #expect(
+                blockingWaitUntil(within: 5) {
+                    (try? web.get("/state").json())?["reachable"] as? Bool == true
+                        && ((try? web.get("/state").json())?["view"] as? [String: Any])?["flag"] as? String == "red"
+                })
 
-        let page = try web.get("/")
-        #expect(page.status == 200)
-        #expect(page.header("content-type") == "text/html; charset=utf-8")
-        Self.expectSecurityHeaders(page)
-        let view = try Self.dataView(page.text)
-        #expect(view["flag"] as? String == "red")
-        #expect(view["headline"] as? String == "RED FLAG")
-        #expect(view["background"] as? String == "#d20000")
-        #expect((view["details"] as? [String])?.first == "Zone 3")
-        #expect(page.text.contains("<h1 id=\"headline\">RED FLAG</h1>"))
-        #expect(!page.text.contains("class=\"steady\""))
+            let page = try web.get("/")
+            #expect(page.status == 200)
+            #expect(page.header("content-type") == "text/html; charset=utf-8")
+            Self.expectSecurityHeaders(page)
+            let view = try Self.dataView(page.text)
+            #expect(view["flag"] as? String == "red")
+            #expect(view["headline"] as? String == "RED FLAG")
+            #expect(view["background"] as? String == "#d20000")
+            #expect((view["details"] as? [String])?.first == "Zone 3")
+            #expect(page.text.contains("<h1 id=\"headline\">RED FLAG</h1>"))
+            #expect(!page.text.contains("class=\"steady\""))
 
-        let health = try web.get("/healthz")
-        #expect(health.status == 200 && health.text == "ok\n")
-        Self.expectSecurityHeaders(health)
+            let health = try web.get("/healthz")
+            #expect(health.status == 200 && health.text == "ok\n")
+            Self.expectSecurityHeaders(health)
 
-        let state = try web.get("/state")
-        #expect(state.status == 200 && state.header("content-type") == "application/json")
-        Self.expectSecurityHeaders(state)
-        let document = try state.json()
-        #expect(document["reachable"] as? Bool == true)
-        let message = try #require(document["state"] as? [String: Any])
-        #expect(message["type"] as? String == "state" && message["mode"] as? String == "red_flag")
-        #expect(message["zone"] as? Int == 3)
-        let stateView = try #require(document["view"] as? [String: Any])
-        #expect(stateView["status"] as? String == "RED FLAG" && stateView["flashes"] as? Bool == false)
-        #expect(
-            Set(stateView.keys) == [
-                "flag", "headline", "status", "details", "flashes", "background", "foreground", "flash_background",
-                "flash_foreground",
-            ])
+            let state = try web.get("/state")
+            #expect(state.status == 200 && state.header("content-type") == "application/json")
+            Self.expectSecurityHeaders(state)
+            let document = try state.json()
+            #expect(document["reachable"] as? Bool == true)
+            let message = try #require(document["state"] as? [String: Any])
+            #expect(message["type"] as? String == "state" && message["mode"] as? String == "red_flag")
+            #expect(message["zone"] as? Int == 3)
+            let stateView = try #require(document["view"] as? [String: Any])
+            #expect(stateView["status"] as? String == "RED FLAG" && stateView["flashes"] as? Bool == false)
+            #expect(
+                Set(stateView.keys) == [
+                    "flag", "headline", "status", "details", "flashes", "background", "foreground", "flash_background",
+                    "flash_foreground",
+                ])
 
-        // HEAD: the same headers and length, no body.
-        let head = try web.get("/state", method: "HEAD")
-        #expect(head.status == 200 && head.body.isEmpty && Int(head.header("content-length") ?? "") ?? 0 > 0)
+            // HEAD: the same headers and length, no body.
+            let head = try web.get("/state", method: "HEAD")
+            #expect(head.status == 200 && head.body.isEmpty && Int(head.header("content-length") ?? "") ?? 0 > 0)
+        }
     }
 
     @Test func withoutADaemonTheKioskSaysNoSignal() throws {

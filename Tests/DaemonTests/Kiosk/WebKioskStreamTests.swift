@@ -62,30 +62,28 @@ import Testing
     /// State message → SSE event, over 40 changes (the scanner going up and down: the NO SIGNAL
     /// view says "Bluetooth scanner down" or not); the figures are printed for docs/kiosk-web.md.
     @Test func stateChangesReachTheStreamPromptly() throws {
-        let daemon = try SocketHarness()
-        defer { daemon.close() }
-        let web = try WebKioskHarness(socketPath: daemon.path)
-        defer { web.close() }
-        #expect(web.waitForHealth(200))
-        let stream = try Self.openStream(web)
-        defer { stream.close() }
-        _ = try stream.readHead()
-        _ = try stream.readEvent()
-        var latencies: [Int64] = []
-        for _ in 0..<40 {
-            let up = try daemon.onLoop {
-                daemon.toggleScannerOnLoop(); return daemon.hub.scanner.state == .up
+        try WebKioskHarness.withDaemon { daemon, web in
+            let stream = try Self.openStream(web)
+            defer { stream.close() }
+            _ = try stream.readHead()
+            _ = try stream.readEvent()
+            var latencies: [Int64] = []
+            for _ in 0..<40 {
+                let up = try daemon.onLoop {
+                    daemon.toggleScannerOnLoop(); return daemon.hub.scanner.state == .up
+                }
+                let changed = MonotonicClock.micros()
+                _ = try stream.readEvent(timeout: 2) { event in
+                    let down =
+                        (event["details"] as? [String])?.contains { $0.hasPrefix("Bluetooth scanner down") } ?? false
+                    return down != up
+                }
+                latencies.append(MonotonicClock.micros() - changed)
             }
-            let changed = MonotonicClock.micros()
-            _ = try stream.readEvent(timeout: 2) { event in
-                let down = (event["details"] as? [String])?.contains { $0.hasPrefix("Bluetooth scanner down") } ?? false
-                return down != up
-            }
-            latencies.append(MonotonicClock.micros() - changed)
+            latencies.sort()
+            print("web kiosk: state change → SSE event: median \(latencies[20]) µs, max \(latencies[39]) µs (40)")
+            #expect(latencies[39] < 500_000)
         }
-        latencies.sort()
-        print("web kiosk: state change → SSE event: median \(latencies[20]) µs, max \(latencies[39]) µs (40)")
-        #expect(latencies[39] < 500_000)
     }
 
     @Test func theStreamFollowsADaemonThatComesBack() throws {
@@ -135,45 +133,42 @@ import Testing
     /// A browser that never reads: its events are coalesced once its buffers are full, and a
     /// reading browser still gets every change at once.
     @Test func aClientThatNeverReadsDoesNotDelayAnother() throws {
-        let daemon = try SocketHarness()
-        defer { daemon.close() }
-        let web = try WebKioskHarness(socketPath: daemon.path) { $0.idleTimeout = .seconds(60) }
-        defer { web.close() }
-        #expect(web.waitForHealth(200))
-        let stalled = try Self.openStream(web, receiveBuffer: 2048)
-        defer { stalled.close() }
-        let reader = try Self.openStream(web)
-        defer { reader.close() }
-        _ = try reader.readHead()
-        _ = try reader.readEvent()
-        #expect(blockingWaitUntil(within: 3) { web.counters.streams == 2 })
-        let greeting = try #require(try web.onLoop { $0.latestState })
+        try WebKioskHarness.withDaemon(configure: { $0.idleTimeout = .seconds(60) }) { daemon, web in
+            let stalled = try Self.openStream(web, receiveBuffer: 2048)
+            defer { stalled.close() }
+            let reader = try Self.openStream(web)
+            defer { reader.close() }
+            _ = try reader.readHead()
+            _ = try reader.readEvent()
+            #expect(blockingWaitUntil(within: 3) { web.counters.streams == 2 })
+            let greeting = try #require(try web.onLoop { $0.latestState })
 
-        // Changes straight into the hub (each a new zone: a new view), while the reader keeps
-        // reading; until the stalled client's buffers are full and its events coalesce.
-        var zone = 0
-        while web.counters.coalescedEvents < 20 && zone < 200_000 {
-            let batch = (zone + 1)...(zone + 200)
-            zone += 200
-            try web.onLoop { hub in
-                for number in batch {
-                    var state = greeting
-                    state.mode = "red_flag"
-                    state.source = "beacon"
-                    state.zone = number
-                    hub.apply(.state(state))
+            // Changes straight into the hub (each a new zone: a new view), while the reader keeps
+            // reading; until the stalled client's buffers are full and its events coalesce.
+            var zone = 0
+            while web.counters.coalescedEvents < 20 && zone < 200_000 {
+                let batch = (zone + 1)...(zone + 200)
+                zone += 200
+                try web.onLoop { hub in
+                    for number in batch {
+                        var state = greeting
+                        state.mode = "red_flag"
+                        state.source = "beacon"
+                        state.zone = number
+                        hub.apply(.state(state))
+                    }
                 }
+                while (try? reader.readEvent(timeout: 0.001)) != nil {}
             }
-            while (try? reader.readEvent(timeout: 0.001)) != nil {}
-        }
-        #expect(web.counters.coalescedEvents >= 20)
-        #expect(web.counters.streams == 2)
+            #expect(web.counters.coalescedEvents >= 20)
+            #expect(web.counters.streams == 2)
 
-        // One more change: the reader sees it promptly, though the other has not read a byte.
-        let changed = MonotonicClock.micros()
-        try daemon.ingest(zone: 9, mode: .evacuation, address: 0xC0FFEE000009)
-        let event = try reader.readEvent(timeout: 2) { Self.flag($0) == "evacuation" }
-        #expect((event["details"] as? [String])?.first == "Zone 9")
-        #expect(MonotonicClock.micros() - changed < 500_000)
+            // One more change: the reader sees it promptly, though the other has not read a byte.
+            let changed = MonotonicClock.micros()
+            try daemon.ingest(zone: 9, mode: .evacuation, address: 0xC0FFEE000009)
+            let event = try reader.readEvent(timeout: 2) { Self.flag($0) == "evacuation" }
+            #expect((event["details"] as? [String])?.first == "Zone 9")
+            #expect(MonotonicClock.micros() - changed < 500_000)
+        }
     }
 }

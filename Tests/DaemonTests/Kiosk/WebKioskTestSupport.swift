@@ -29,6 +29,20 @@ final class WebKioskHarness: @unchecked Sendable {
 
     func close() { server.shutdownBlocking() }
 
+    /// Runs `body` with a test daemon and a web kiosk on its socket that has answered /healthz
+    /// with 200; closes both after.
+    static func withDaemon(
+        configure: (inout WebKiosk.Configuration) -> Void = { _ in }, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (SocketHarness, WebKioskHarness) throws -> Void
+    ) throws {
+        let daemon = try SocketHarness()
+        defer { daemon.close() }
+        let web = try WebKioskHarness(socketPath: daemon.path, configure: configure)
+        defer { web.close() }
+        #expect(web.waitForHealth(200), sourceLocation: sourceLocation)
+        try body(daemon, web)
+    }
+
     /// Runs `body` on the server's loop and waits for it.
     func onLoop<T: Sendable>(_ body: @escaping @Sendable (WebKioskHub) throws -> T) throws -> T {
         let hub = server.hub

@@ -125,7 +125,7 @@ import Testing
         for type in types {
             var bytes: [UInt8] = []
             ReportFormatter.appendName(type, into: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == "\"\(type.name)\"")
+            #expect(String(decoding: bytes, as: UTF8.self) == type.name)
         }
         for kind in AdvertisingPDUKind.allCases {
             var bytes: [UInt8] = []

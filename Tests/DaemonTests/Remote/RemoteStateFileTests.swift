@@ -14,17 +14,11 @@ import Glibc
 #endif
 
 /// The state file's size bound: what the writer can produce, the loader reads.
-@Suite struct RemoteStateFileBoundTests {
-    static let fetchedAt: Int64 = 1_747_396_810_123_456
+@Suite struct RemoteStateFileBoundTests: RemoteStateStoreSuite {
     /// The characters that cost the most to escape, and multi-byte UTF-8.
     static let worstCharacters: [Character] = [
         "/", "\"", "\\", "\u{1}", "\u{1F}", "\n", "\u{7F}", "é", "😀", "\u{2028}",
     ]
-
-    func makeStore() throws -> (RemoteStateStore, CapturingLogHandler.Store) {
-        let (logger, logs) = CapturingLogHandler.logger()
-        return (RemoteStateStore(stateDirectory: try RemoteTestTools.temporaryDirectory(), logger: logger), logs)
-    }
 
     @Test func theLoadersCapIsTheWritersWorstCase() throws {
         let worst = RemoteStateStore.encode(RemoteStateStore.worstCase)
@@ -102,22 +96,12 @@ import Glibc
 
     @Test func aStateFileWithDuplicateKeysIsIgnored() throws {
         let (store, logs) = try makeStore()
-        let good = String(
-            decoding: RemoteStateStore.encode(
-                PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)),
-            as: UTF8.self)
+        let good = Self.greenFile
         try good.replacingOccurrences(of: #""latched":false"#, with: #""latched":false,"latched":true"#)
             .write(toFile: store.path, atomically: true, encoding: .utf8)
         #expect(store.load() == nil)
         #expect(logs.at(.warning).first?.message.contains(#"duplicate key "latched""#) == true)
     }
-}
-
-/// An engine clock moved by hand.
-private final class FileTestClock: EngineClock, @unchecked Sendable {
-    var time: Int64 = 5_000 * 1_000_000
-    func now() -> Int64 { time }
-    func realDelay(until time: Int64) -> TimeAmount? { .hours(1) }
 }
 
 @Suite struct RemoteStateRestartTests {
@@ -129,7 +113,7 @@ private final class FileTestClock: EngineClock, @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(), clock: FileTestClock(),
+            eventLoop: loop, configuration: FusionConfiguration(), clock: ManualClock(5_000 * 1_000_000),
             backend: "test", logger: Logger(label: "test"))
         try await loop.submit {
             if let restoration { hub.restoreRemote(restoration) }

@@ -9,16 +9,10 @@ import Testing
 @testable import BeacondClient
 @testable import BeacondCore
 
-@Suite struct RemoteStateStoreTests {
-    static let fetchedAt: Int64 = 1_747_396_810_123_456
+@Suite struct RemoteStateStoreTests: RemoteStateStoreSuite {
     static let evacuation = RemoteSnapshot(
         id: "9", globalMode: "EVACUATION", message: "Leave by gate \"B\"\n now",
         temperature: 18.25, humidity: 55, lastUpdated: "2026-05-16T12:00:00Z")
-
-    func makeStore() throws -> (RemoteStateStore, CapturingLogHandler.Store) {
-        let (logger, logs) = CapturingLogHandler.logger()
-        return (RemoteStateStore(stateDirectory: try RemoteTestTools.temporaryDirectory(), logger: logger), logs)
-    }
 
     @Test func roundTripsTheSnapshotTimeAndLatch() throws {
         let (store, logs) = try makeStore()
@@ -66,8 +60,7 @@ import Testing
 
     @Test func writesAtomicallyAndIgnoresLeftoverTemporaryFiles() throws {
         let (store, _) = try makeStore()
-        let first = PersistedRemoteState(
-            snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)
+        let first = Self.green
         try store.save(first)
         // A crash mid-write leaves at most a temporary file beside the real one; it changes nothing.
         try "{\"version\":1,\"fetch".write(toFile: store.path + ".tmp.99999", atomically: false, encoding: .utf8)
@@ -88,10 +81,7 @@ import Testing
 
     @Test func ignoresACorruptOrPartialFileWithAWarning() throws {
         let (store, logs) = try makeStore()
-        let good = String(
-            decoding: RemoteStateStore.encode(
-                PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)),
-            as: UTF8.self)
+        let good = Self.greenFile
         let bad = [
             String(good.prefix(good.count / 2)), // torn
             "",
@@ -118,8 +108,7 @@ import Testing
         let (logger, logs) = CapturingLogHandler.logger()
         let root = try RemoteTestTools.temporaryDirectory()
         let nested = RemoteStateStore(stateDirectory: root + "/var/lib/beacond", logger: logger)
-        let state = PersistedRemoteState(
-            snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: Self.fetchedAt)
+        let state = Self.green
         #expect(nested.saveLogged(state))
         #expect(nested.load() == state)
 
@@ -131,18 +120,11 @@ import Testing
     }
 }
 
-/// An engine clock moved by hand.
-private final class RemoteTestClock: EngineClock, @unchecked Sendable {
-    var time: Int64 = 5_000 * 1_000_000
-    func now() -> Int64 { time }
-    func realDelay(until time: Int64) -> TimeAmount? { .hours(1) }
-}
-
 @Suite struct HubRemoteSinkTests {
     @Test func deliversToTheHubAndSavesTheEngineLatch() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let clock = RemoteTestClock()
+        let clock = ManualClock(5_000 * 1_000_000)
         let hub = TrackStateHub(testingOn: loop, clock: clock)
         try await loop.submit { hub.start(checkClockEvery: nil) }.get()
         let (logger, _) = CapturingLogHandler.logger()

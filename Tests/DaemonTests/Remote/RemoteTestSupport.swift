@@ -29,3 +29,24 @@ final class RecordingRemoteSink: RemoteStateSink {
         await waitUntil(within: seconds, every: .milliseconds(10)) { predicate(events) }
     }
 }
+
+/// What the state-file suites share: a store in a directory of its own, and a GREEN state.
+protocol RemoteStateStoreSuite {}
+
+extension RemoteStateStoreSuite {
+    static var fetchedAt: Int64 { 1_747_396_810_123_456 }
+
+    /// GREEN, fetched at `fetchedAt`.
+    static var green: PersistedRemoteState {
+        PersistedRemoteState(snapshot: RemoteSnapshot(globalMode: "GREEN"), fetchedWallMicros: fetchedAt)
+    }
+
+    /// `green` as the store writes it.
+    static var greenFile: String { String(decoding: RemoteStateStore.encode(green), as: UTF8.self) }
+
+    /// A store in a new temporary directory, and what it logs.
+    func makeStore() throws -> (RemoteStateStore, CapturingLogHandler.Store) {
+        let (logger, logs) = CapturingLogHandler.logger()
+        return (RemoteStateStore(stateDirectory: try RemoteTestTools.temporaryDirectory(), logger: logger), logs)
+    }
+}

@@ -141,6 +141,14 @@ import Testing
         ])
     }
 
+    /// A queue whose client has stopped reading, with `lines` written to it.
+    static func stalledQueue(counters: ServerCounters, holding lines: [OutboundLine]) throws -> EmbeddedChannel {
+        let channel = try queue(counters: counters)
+        channel.isWritable = false
+        for line in lines { channel.writeAndFlush(line, promise: nil) }
+        return channel
+    }
+
     static func written(_ channel: EmbeddedChannel) throws -> [String] {
         var lines: [String] = []
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) { lines.append(String(buffer: buffer)) }
@@ -172,10 +180,8 @@ import Testing
 
     @Test func aClientThatDoesNotCatchUpWithinTheTimeoutIsDisconnected() throws {
         let counters = ServerCounters()
-        let channel = try Self.queue(counters: counters)
-        channel.isWritable = false
-        channel.writeAndFlush(OutboundLine.state(Self.bytes("s1\n")), promise: nil)
-        channel.writeAndFlush(OutboundLine.state(Self.bytes("s2\n")), promise: nil)
+        let channel = try Self.stalledQueue(
+            counters: counters, holding: [.state(Self.bytes("s1\n")), .state(Self.bytes("s2\n"))])
         channel.embeddedEventLoop.advanceTime(by: ClientLimits().slowClientTimeout - .milliseconds(1))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
@@ -185,10 +191,8 @@ import Testing
 
     @Test func aClientThatCatchesUpInTimeStays() throws {
         let counters = ServerCounters()
-        let channel = try Self.queue(counters: counters)
-        channel.isWritable = false
-        channel.writeAndFlush(OutboundLine.state(Self.bytes("s1\n")), promise: nil)
-        channel.writeAndFlush(OutboundLine.state(Self.bytes("s2\n")), promise: nil)
+        let channel = try Self.stalledQueue(
+            counters: counters, holding: [.state(Self.bytes("s1\n")), .state(Self.bytes("s2\n"))])
         channel.isWritable = true
         channel.pipeline.fireChannelWritabilityChanged()
         #expect(try Self.written(channel) == ["s2\n"])
@@ -200,10 +204,8 @@ import Testing
 
     @Test func theFinalLineReplacesWhateverIsQueued() throws {
         let counters = ServerCounters()
-        let channel = try Self.queue(counters: counters)
-        channel.isWritable = false
-        channel.writeAndFlush(OutboundLine.beacon(Self.bytes("b1\n")), promise: nil)
-        channel.writeAndFlush(OutboundLine.reply(Self.bytes("r1\n")), promise: nil)
+        let channel = try Self.stalledQueue(
+            counters: counters, holding: [.beacon(Self.bytes("b1\n")), .reply(Self.bytes("r1\n"))])
         channel.writeAndFlush(OutboundLine.final(Self.bytes("bye\n")), promise: nil)
         #expect(try Self.written(channel) == ["bye\n"])
         _ = try channel.finish()

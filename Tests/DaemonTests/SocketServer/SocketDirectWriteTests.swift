@@ -132,24 +132,12 @@ import Testing
     /// A client with a queued line (backed up past the channel's high water mark) never gets a
     /// direct write ahead of it: states coalesce in its queue as before.
     @Test func aBackedUpClientsQueueIsNeverOvertaken() throws {
-        var limits = ClientLimits()
-        limits.slowClientTimeout = .seconds(30)
-        let harness = try SocketHarness(limits: limits)
+        let harness = try SocketHarness(limits: .patient)
         defer { harness.close() }
         let kiosk = try harness.greetedClient()
         #expect(try Self.shrinkSendBuffer(harness))
         let firstSeq = harness.seq
-        let changes = 2_000
-        try harness.onLoop {
-            for _ in 0..<changes { harness.toggleScannerOnLoop() }
-        }
-        let finalSeq = harness.seq
-        var seqs: [Int] = []
-        while seqs.last != finalSeq {
-            let message = try kiosk.readMessage()
-            if message.type == "state", let seq = message["seq"] as? Int { seqs.append(seq) }
-        }
-        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+        let (seqs, finalSeq) = try harness.toggleScanner(2_000, readingStatesWith: kiosk)
         let counters = try harness.counters()
         #expect(counters.coalescedStates > 0)
         #expect(counters.coalescedStates + seqs.count == finalSeq - firstSeq)

@@ -25,6 +25,15 @@ final class SocketTestClock: EngineClock, @unchecked Sendable {
     func realDelay(until time: Int64) -> TimeAmount? { .hours(1) }
 }
 
+extension ClientLimits {
+    /// Limits that give a backed-up client 30 s to catch up, longer than a test takes.
+    static var patient: ClientLimits {
+        var limits = ClientLimits()
+        limits.slowClientTimeout = .seconds(30)
+        return limits
+    }
+}
+
 /// A real `TrackStateServer` on a temporary socket path, with a hub on a manual clock.
 final class SocketHarness: @unchecked Sendable {
     static let second: Int64 = 1_000_000
@@ -107,6 +116,25 @@ final class SocketHarness: @unchecked Sendable {
     func toggleScannerOnLoop() {
         scannerUp.toggle()
         hub.setScanner(scannerUp ? .up : .down)
+    }
+
+    /// Toggles the scanner `changes` times in one go on the loop, then reads `client`'s states up
+    /// to the last change's, expecting their seqs to rise without a repeat. Returns the seqs read
+    /// and the last change's seq.
+    func toggleScanner(
+        _ changes: Int, readingStatesWith client: TrackStateClient, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (seqs: [Int], finalSeq: Int) {
+        try onLoop {
+            for _ in 0..<changes { self.toggleScannerOnLoop() }
+        }
+        let finalSeq = seq
+        var seqs: [Int] = []
+        while seqs.last != finalSeq {
+            let message = try client.readMessage()
+            if message.type == "state", let seq = message["seq"] as? Int { seqs.append(seq) }
+        }
+        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, sourceLocation: sourceLocation)
+        return (seqs, finalSeq)
     }
 
     struct Counters: Sendable {

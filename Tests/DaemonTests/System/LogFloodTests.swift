@@ -2,6 +2,7 @@ import BeacondTestSupport
 import CircuitState
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
@@ -154,30 +155,36 @@ final class StepClock: Sendable {
     }
 }
 
+/// Runs `body` on a one-thread event loop with a journal logger writing into `captured`, and
+/// shuts the loop down after.
+func withJournalLoop(_ body: (any EventLoop, CapturedLines, Logger) throws -> Void) throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    defer { try? group.syncShutdownGracefully() }
+    let captured = CapturedLines()
+    try body(group.next(), captured, captured.journalLogger())
+}
+
 @Suite struct StateAuditLogTests {
     /// The burst ends with no further change: the loop's timer writes the summary a second later.
     @Test func theSummaryOfABurstThatEndsComesFromTheTimerWithTheLastState() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        let clock = StepClock()
-        let captured = CapturedLines()
-        let logger = captured.journalLogger()
-        let audit = StateAuditLog(logger: logger, eventLoop: loop, clock: clock.read)
-        try loop.submit {
-            for index in 1...100 { audit.record("state seq=\(index) mode=red_flag") }
-        }.wait()
-        #expect(captured.lines.count == 20)
-        clock.advance(1_000_000)
-        _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) { captured.lines.count >= 21 }
-        #expect(captured.lines.count == 21)
-        #expect(
-            captured.lines.last
-                == """
-                <6>beacond: state: 100 changes in the last second (80 summarised), last: state seq=100 \
-                mode=red_flag\n
-                """
-        )
+        try withJournalLoop { loop, captured, logger in
+            let clock = StepClock()
+            let audit = StateAuditLog(logger: logger, eventLoop: loop, clock: clock.read)
+            try loop.submit {
+                for index in 1...100 { audit.record("state seq=\(index) mode=red_flag") }
+            }.wait()
+            #expect(captured.lines.count == 20)
+            clock.advance(1_000_000)
+            _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) { captured.lines.count >= 21 }
+            #expect(captured.lines.count == 21)
+            #expect(
+                captured.lines.last
+                    == """
+                    <6>beacond: state: 100 changes in the last second (80 summarised), last: state seq=100 \
+                    mode=red_flag\n
+                    """
+            )
+        }
     }
 }
 
@@ -211,29 +218,26 @@ final class StepClock: Sendable {
     /// A flapping input publishing 1,000 changes as fast as the hub can: the audit log stays
     /// bounded (20 lines and one summary a second), and the last state is in it.
     @Test func aThousandPublishedChangesGiveBoundedAuditLinesWithTheLastState() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        let captured = CapturedLines()
-        let logger = captured.journalLogger()
-        let hub = TrackStateHub(
-            eventLoop: loop, configuration: FusionConfiguration(),
-            clock: ManualClock(1_000_000_000), backend: "test", logger: logger)
-        let started = MonotonicClock.micros()
-        let finalSeq = try loop.submit {
-            hub.start(checkClockEvery: nil)
-            for index in 0..<1000 { hub.setScanner(index % 2 == 0 ? .up : .down) }
-            return hub.seq
-        }.wait()
-        let elapsedSeconds = Int((MonotonicClock.micros() - started) / 1_000_000) + 1
-        var audit: [String] { captured.lines.filter { $0.contains(" state seq=") || $0.contains(" state: ") } }
-        _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) {
-            audit.contains { $0.contains("last: state seq=\(finalSeq) ") }
+        try withJournalLoop { loop, captured, logger in
+            let hub = TrackStateHub(
+                eventLoop: loop, configuration: FusionConfiguration(),
+                clock: ManualClock(1_000_000_000), backend: "test", logger: logger)
+            let started = MonotonicClock.micros()
+            let finalSeq = try loop.submit {
+                hub.start(checkClockEvery: nil)
+                for index in 0..<1000 { hub.setScanner(index % 2 == 0 ? .up : .down) }
+                return hub.seq
+            }.wait()
+            let elapsedSeconds = Int((MonotonicClock.micros() - started) / 1_000_000) + 1
+            var audit: [String] { captured.lines.filter { $0.contains(" state seq=") || $0.contains(" state: ") } }
+            _ = blockingWaitUntil(within: 5, intervalMicros: 20_000) {
+                audit.contains { $0.contains("last: state seq=\(finalSeq) ") }
+            }
+            try loop.submit { hub.stop() }.wait()
+            #expect(finalSeq > 1000)
+            #expect(audit.count <= 21 * elapsedSeconds)
+            #expect(audit.contains { $0.contains("last: state seq=\(finalSeq) ") })
+            #expect(audit.contains { $0.contains("changes in the last second (") })
         }
-        try loop.submit { hub.stop() }.wait()
-        #expect(finalSeq > 1000)
-        #expect(audit.count <= 21 * elapsedSeconds)
-        #expect(audit.contains { $0.contains("last: state seq=\(finalSeq) ") })
-        #expect(audit.contains { $0.contains("changes in the last second (") })
     }
 }

@@ -27,12 +27,13 @@ final class CapturedLines: Sendable {
     /// 2026-05-16T12:00:10.250Z
     static let fixedTime: Int64 = 1_778_932_810_250_000
 
-    func logger(
-        _ format: LogFormat, level: Logger.Level = .info, captured: CapturedLines,
-        control: LogLevelControl? = nil
-    ) -> Logger {
+    /// What the test's loggers write (Swift Testing makes a suite value for each test).
+    let captured = CapturedLines()
+
+    /// A "beacond.test" logger at the fixed time, writing into `captured`.
+    func logger(_ format: LogFormat, level: Logger.Level = .info, control: LogLevelControl? = nil) -> Logger {
         let control = control ?? LogLevelControl(level)
-        return Logger(label: "beacond.test") { label in
+        return Logger(label: "beacond.test") { [captured] label in
             StderrLogHandler(
                 label: label, format: format, control: control, sink: captured.sink,
                 clock: { Self.fixedTime })
@@ -40,8 +41,7 @@ final class CapturedLines: Sendable {
     }
 
     @Test func plainLinesCarryATimestampAndLevel() {
-        let captured = CapturedLines()
-        let log = logger(.plain, captured: captured)
+        let log = logger(.plain)
         log.info("remote state fetched", metadata: ["url": "http://127.0.0.1:8080/state", "status": "200"])
         log.warning("remote failing")
         #expect(
@@ -55,8 +55,7 @@ final class CapturedLines: Sendable {
     }
 
     @Test func journalLinesCarryPriorityPrefixesAndNoTimestamp() {
-        let captured = CapturedLines()
-        let log = logger(.journal, level: .trace, captured: captured)
+        let log = logger(.journal, level: .trace)
         log.critical("c")
         log.error("e")
         log.warning("w")
@@ -72,8 +71,7 @@ final class CapturedLines: Sendable {
     }
 
     @Test func controlCharactersCannotDriveTheTerminal() {
-        let captured = CapturedLines()
-        let log = logger(.plain, captured: captured)
+        let log = logger(.plain)
         log.info(
             "remote says \u{1B}[2J\nFAKE LINE\u{7}\u{9B}",
             metadata: [
@@ -90,8 +88,7 @@ final class CapturedLines: Sendable {
     }
 
     @Test func bidiControlsAndLineSeparatorsAreEscapedInMessageAndMetadata() {
-        let captured = CapturedLines()
-        let log = logger(.journal, captured: captured)
+        let log = logger(.journal)
         log.info(
             "device \u{202E}galf der\u{2028}next\u{2029}",
             metadata: [
@@ -105,8 +102,7 @@ final class CapturedLines: Sendable {
     }
 
     @Test func longMetadataValuesAndMessagesAreCutWithAnEllipsis() {
-        let captured = CapturedLines()
-        let log = logger(.journal, captured: captured)
+        let log = logger(.journal)
         log.info("\(String(repeating: "m", count: 3000))", metadata: ["body": "\(String(repeating: "v", count: 700))"])
         let line = captured.lines[0]
         let message = String(repeating: "m", count: StderrLogHandler.messageLimit)
@@ -118,10 +114,9 @@ final class CapturedLines: Sendable {
     }
 
     @Test func levelFollowsTheSharedControlUnlessSetLocally() {
-        let captured = CapturedLines()
         let control = LogLevelControl(.info)
-        let log = logger(.journal, captured: captured, control: control)
-        var quiet = logger(.journal, captured: captured, control: control)
+        let log = logger(.journal, control: control)
+        var quiet = logger(.journal, control: control)
         quiet.logLevel = .error
         log.debug("hidden")
         control.level = .debug
@@ -133,8 +128,7 @@ final class CapturedLines: Sendable {
     }
 
     @Test func metadataMergesHandlerAndMessageValuesSorted() {
-        let captured = CapturedLines()
-        var log = logger(.journal, captured: captured)
+        var log = logger(.journal)
         log[metadataKey: "zone"] = "3"
         log[metadataKey: "source"] = "beacon"
         log.info("state", metadata: ["zone": "4", "seq": "12", "empty": ""])
@@ -156,7 +150,6 @@ final class CapturedLines: Sendable {
 
     @Test func bootstrapFactoryFollowsTheEnvironmentAndTheControl() {
         // LoggingSystem.bootstrap itself is once per process, so the test drives the factory it installs.
-        let captured = CapturedLines()
         let (control, factory) = DaemonLogging.makeFactory(level: .notice, environment: [:], sink: captured.sink)
         let log = Logger(label: "beacond.boot", factory: factory)
         log.info("hidden")
