@@ -48,7 +48,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (GeoRacingCommand.normal, GeoRacingMode.normal, UInt8(0)), (.evacuate, .evacuation, 30), (.danger, .redFlag, 30),
+        (GeoRacingCommand.normal, GeoRacingMode.normal, UInt8(0)), (.evacuate, .evacuation, 30),
+        (.danger, .redFlag, 30),
     ])
     func commandFramesReadAsTheirMode(command: GeoRacingCommand, mode: GeoRacingMode, ttl: UInt8) throws {
         let signal = try GeoRacingSignal(parsing: [0xFF, command.rawValue])

@@ -28,7 +28,8 @@ import Testing
         var engine = FusionEngine()
         engine.ingest(GeoRacingSignal(command: .evacuate), address: address(5), rssi: -70, at: 0)
         engine.ingest(GeoRacingSignal(command: .danger), address: address(6), rssi: -70, at: 0)
-        #expect(engine.ingest(GeoRacingSignal(command: .normal), address: address(5), rssi: -70, at: second) == .cleared)
+        #expect(
+            engine.ingest(GeoRacingSignal(command: .normal), address: address(5), rssi: -70, at: second) == .cleared)
         #expect(engine.evaluate(at: second).mode == .evacuation)
         #expect(engine.evaluate(at: second + hold).mode == .redFlag)
         #expect(engine.activeKeys(at: second + hold) == [.command(address: address(6))])
@@ -54,8 +55,12 @@ import Testing
     /// The same gates as any frame: the RSSI floor and the allow list.
     @Test func theRSSIFloorAndTheAllowListStillApply() {
         var engine = FusionEngine(configuration: FusionConfiguration(allow: AllowList(addresses: [address(1)])))
-        #expect(engine.ingest(GeoRacingSignal(command: .evacuate), address: address(5), rssi: -60, at: 0) == .filtered(.allow))
-        #expect(engine.ingest(GeoRacingSignal(command: .evacuate), address: address(1), rssi: -99, at: 0) == .filtered(.rssi))
+        #expect(
+            engine.ingest(GeoRacingSignal(command: .evacuate), address: address(5), rssi: -60, at: 0)
+                == .filtered(.allow))
+        #expect(
+            engine.ingest(GeoRacingSignal(command: .evacuate), address: address(1), rssi: -99, at: 0)
+                == .filtered(.rssi))
         #expect(engine.evaluate(at: 0).decision == .undecided)
     }
 
@@ -81,6 +86,8 @@ import Testing
 
     @Test func keysDescribeAndSortBeforeStaffAndCircuitKeys() {
         #expect(OverrideKey.command(address: address(5)).description == "command @ C0:00:00:00:00:05")
-        #expect(OverrideKey(signal: GeoRacingSignal(command: .danger), address: address(5)) == .command(address: address(5)))
+        #expect(
+            OverrideKey(signal: GeoRacingSignal(command: .danger), address: address(5)) == .command(address: address(5))
+        )
     }
 }

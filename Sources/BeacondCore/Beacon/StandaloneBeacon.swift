@@ -106,7 +106,8 @@ package enum StandaloneBeacon {
         }
         let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first ?? ""
         guard let parsed = TrackMode(remoteName: String(line)) else {
-            return .none(reason: "mode file \(modeFile): \(TerminalText.escaped(String(line.prefix(40)))) is not a mode")
+            return .none(
+                reason: "mode file \(modeFile): \(TerminalText.escaped(String(line.prefix(40)))) is not a mode")
         }
         return .handSet(parsed)
     }

@@ -112,3 +112,15 @@ extension TrackStateHub {
             configuration: configuration, zoneNames: zoneNames, now: now)
     }
 }
+
+extension TrackStateHub {
+    package struct HubCounters {
+        package var signals = 0
+        var rejectedFrames = 0
+        /// Attendees' user beacons: counted apart, never fused.
+        var userBeacons = 0
+        package var published = 0
+        /// Beacon updates the coalescer had no room for.
+        package var beaconUpdatesDropped = 0
+    }
+}

@@ -51,16 +51,6 @@ package final class TrackStateHub: @unchecked Sendable {
     private var groupsInputs = false
     let startedAt = MonotonicClock.micros()
 
-    package struct HubCounters {
-        package var signals = 0
-        var rejectedFrames = 0
-        /// Attendees' user beacons: counted apart, never fused.
-        var userBeacons = 0
-        package var published = 0
-        /// Beacon updates the coalescer had no room for.
-        package var beaconUpdatesDropped = 0
-    }
-
     /// The shortest time between two updates of one beacon, µs.
     static let beaconUpdateInterval: Int64 = 250_000
 
@@ -143,8 +133,7 @@ package final class TrackStateHub: @unchecked Sendable {
     /// follow the batch's publications.
     func ingest(_ batch: ScannedSignalBatch) {
         eventLoop.preconditionInEventLoop()
-        counters.rejectedFrames += batch.rejectedFrames
-        counters.userBeacons += batch.userBeacons
+        countFrames(rejected: batch.rejectedFrames, userBeacons: batch.userBeacons)
         guard !batch.signals.isEmpty else { return }
         for item in batch.signals {
             _ = input(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
@@ -174,16 +163,12 @@ package final class TrackStateHub: @unchecked Sendable {
         return key
     }
 
-    /// A frame with the GeoRacing company id that is not a valid signal.
-    func rejectedFrame() {
+    /// Frames with the GeoRacing company id that are not valid signals, and attendees' user
+    /// beacons (counted, nothing else: their locations are not the daemon's to keep).
+    func countFrames(rejected: Int, userBeacons: Int) {
         eventLoop.preconditionInEventLoop()
-        counters.rejectedFrames += 1
-    }
-
-    /// An attendee's user beacon: counted, nothing else (its location is not the daemon's to keep).
-    func userBeaconHeard() {
-        eventLoop.preconditionInEventLoop()
-        counters.userBeacons += 1
+        counters.rejectedFrames += rejected
+        counters.userBeacons += userBeacons
     }
 
     func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64? = nil) {

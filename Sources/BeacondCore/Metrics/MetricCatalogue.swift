@@ -98,7 +98,8 @@ package enum MetricCatalogue {
 
     package static let all: [MetricFamily] = [
         buildInfo, uptime, trackMode, stateChanges, signalsReceived, signalsAccepted, signalsRepeated,
-        signalsRejected, userBeacons, signalsContested, overridesActive, overridesExpired, overridesEvicted, remoteFetches,
+        signalsRejected, userBeacons, signalsContested, overridesActive, overridesExpired, overridesEvicted,
+        remoteFetches,
         remoteFailures, remoteAge, remoteFresh, scannerUp, scannerRestarts, reports, signalsDropped,
         clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
         mqttSightingsDropped, publishLatency,

@@ -26,8 +26,7 @@ struct ScannedSignalBatch: Sendable {
     /// Hands the batch to the hub; call on its event loop. `willIngest` sees each signal's time
     /// just before it goes in (replay moves its virtual clock there).
     func apply(to hub: TrackStateHub, willIngest: (Int64) -> Void = { _ in }) {
-        for _ in 0..<rejectedFrames { hub.rejectedFrame() }
-        for _ in 0..<userBeacons { hub.userBeaconHeard() }
+        hub.countFrames(rejected: rejectedFrames, userBeacons: userBeacons)
         for item in signals {
             willIngest(item.time)
             hub.ingest(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)

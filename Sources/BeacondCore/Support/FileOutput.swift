@@ -1,5 +1,5 @@
-import Glibc
 import Foundation
+import Glibc
 import SystemPackage
 
 /// A file that could not be written: which, and why.

@@ -48,7 +48,8 @@ struct BeaconCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Follow the race-control state of the daemon on this socket.", valueName: "path"))
     var socket: String?
 
-    @Option(help: ArgumentHelp("Where the frame sequence is kept across restarts; created if missing.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp("Where the frame sequence is kept across restarts; created if missing.", valueName: "dir"))
     var stateDir: String?
 
     @Option(

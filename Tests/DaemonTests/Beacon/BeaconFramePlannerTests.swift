@@ -63,7 +63,8 @@ import Testing
     @Test func aRestoredSequenceContinuesAndTheSameFrameKeepsIt() {
         let record = BeaconSequenceFile.Record(sequence: 65_535, mode: 2, temperature: nil)
         var same = BeaconFramePlanner(zone: 1, restored: record)
-        #expect(same.plan(.handSet(.redFlag)) == (.advertise(.circuit(zone: 1, mode: .redFlag, sequence: 65_535)), false))
+        #expect(
+            same.plan(.handSet(.redFlag)) == (.advertise(.circuit(zone: 1, mode: .redFlag, sequence: 65_535)), false))
         var other = BeaconFramePlanner(zone: 1, restored: record)
         #expect(other.plan(.handSet(.evacuation)).plan == .advertise(.circuit(zone: 1, mode: .evacuation, sequence: 0)))
     }
@@ -75,10 +76,12 @@ import Testing
         let stale = planner.plan(.raceControl(mode: .redFlag, fresh: false, temperature: 9, problem: "timeout"))
         #expect(stale.plan == .silent(reason: "race control's state is stale or unreachable: timeout"))
         #expect(!stale.changed)
-        #expect(planner.plan(.raceControl(mode: nil, fresh: true, temperature: nil, problem: nil)).plan
-            == .silent(reason: "race control reports no mode"))
-        #expect(planner.plan(.none(reason: "no race control and no hand-set mode")).plan
-            == .silent(reason: "no race control and no hand-set mode"))
+        #expect(
+            planner.plan(.raceControl(mode: nil, fresh: true, temperature: nil, problem: nil)).plan
+                == .silent(reason: "race control reports no mode"))
+        #expect(
+            planner.plan(.none(reason: "no race control and no hand-set mode")).plan
+                == .silent(reason: "no race control and no hand-set mode"))
         // Back to fresh with the same content: the same sequence.
         #expect(planner.plan(Self.fresh(.redFlag)).plan == .advertise(.circuit(zone: 1, mode: .redFlag, sequence: 0)))
     }

@@ -46,9 +46,10 @@ import Testing
         let next = GeoRacingSignal.circuit(zone: 7, mode: .normal, sequence: 4).advertisingData()
         advertiser.set(next)
         #expect(await controller.waitForCommands(10))
-        #expect(Array(Self.opcodes(controller)[7...]) == [
-            HCIOpcode.leSetAdvertisingEnable, HCIOpcode.leSetAdvertisingData, HCIOpcode.leSetAdvertisingEnable,
-        ])
+        #expect(
+            Array(Self.opcodes(controller)[7...]) == [
+                HCIOpcode.leSetAdvertisingEnable, HCIOpcode.leSetAdvertisingData, HCIOpcode.leSetAdvertisingEnable,
+            ])
         #expect(advertiser.frames == 2)
 
         // Silence disables; a stop sends nothing more.
@@ -77,15 +78,19 @@ import Testing
         #expect(Array(parameters.parameters[0...8]) == [handle, 0x10, 0x00, 0xA0, 0x00, 0x00, 0xA0, 0x00, 0x00])
         let data = try #require(commands.first { $0.opcode == HCIOpcode.leSetExtendedAdvertisingData })
         #expect(data.parameters == [handle, 0x03, 0x01, UInt8(Self.frame.count)] + Self.frame)
-        #expect(commands.last == HCICommand(
-            opcode: HCIOpcode.leSetExtendedAdvertisingEnable, parameters: [0x01, 0x01, handle, 0, 0, 0]))
+        #expect(
+            commands.last
+                == HCICommand(
+                    opcode: HCIOpcode.leSetExtendedAdvertisingEnable, parameters: [0x01, 0x01, handle, 0, 0, 0]))
         // A stop disables this set only, and frees it.
         advertiser.stop()
         try await run.value
-        #expect(Array(controller.commands.suffix(2)) == [
-            HCICommand(opcode: HCIOpcode.leSetExtendedAdvertisingEnable, parameters: [0x00, 0x01, handle, 0, 0, 0]),
-            HCICommand(opcode: HCIOpcode.leRemoveAdvertisingSet, parameters: [handle]),
-        ])
+        #expect(
+            Array(controller.commands.suffix(2)) == [
+                HCICommand(
+                    opcode: HCIOpcode.leSetExtendedAdvertisingEnable, parameters: [0x00, 0x01, handle, 0, 0, 0]),
+                HCICommand(opcode: HCIOpcode.leRemoveAdvertisingSet, parameters: [handle]),
+            ])
     }
 
     /// Extended advertising needs the feature bit and the commands: either alone is legacy.
@@ -114,10 +119,11 @@ import Testing
         advertiser.set(Self.frame)
         #expect(await waitUntil { advertiser.state == .advertising(mode: "legacy") })
         first.close()
-        #expect(await waitUntil {
-            if case .down = advertiser.state { return true }
-            return false
-        })
+        #expect(
+            await waitUntil {
+                if case .down = advertiser.state { return true }
+                return false
+            })
         let second = FakeController(.legacy)
         adapter.plugIn(second)
         #expect(await waitUntil { advertiser.state == .advertising(mode: "legacy") && advertiser.restarts == 1 })
@@ -136,10 +142,13 @@ import Testing
         let advertiser = try Self.advertiser(adapter)
         let run = Task { try await advertiser.run() }
         advertiser.set(Self.frame)
-        #expect(await waitUntil {
-            if case .down(let reason) = advertiser.state { return reason.contains("Invalid HCI Command Parameters") }
-            return false
-        })
+        #expect(
+            await waitUntil {
+                if case .down(let reason) = advertiser.state {
+                    return reason.contains("Invalid HCI Command Parameters")
+                }
+                return false
+            })
         advertiser.stop()
         try await run.value
     }
