@@ -43,6 +43,7 @@ package enum StatusReport {
             out += line("clients", clients)
         }
         if let mqtt = status.mqtt { out += line("mqtt", self.mqtt(mqtt)) }
+        if let beacon = status.beacon { out += line("beacon", beacon.summary) }
         if let config = status.config { out += line("config", self.config(config)) }
         let counters = status.counters
         var shown = [

@@ -47,8 +47,11 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
     }
 
     /// One line for a terminal: "beacon hci0 zone 7: advertising red_flag seq 12 11°C (01…)".
-    package var line: String {
-        var text = "beacon \(TerminalText.escaped(adapter)) zone \(zone): \(state)"
+    package var line: String { "beacon " + summary }
+
+    /// The line without its label: "hci0 zone 7: advertising red_flag seq 12 11°C (01…)".
+    package var summary: String {
+        var text = "\(TerminalText.escaped(adapter)) zone \(zone): \(TerminalText.escaped(state))"
         if let mode { text += " \(mode)" }
         if let sequence { text += " seq \(sequence)" }
         if let temperature { text += " \(temperature)°C" }

@@ -22,6 +22,8 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
     package var mqtt: MqttStatus?
     /// Which config file is in force and how reloads went (`beacond run`); nil from other servers.
     package var config: ConfigStatus?
+    /// The daemon's own transmitter (`beacon.zone` set); nil otherwise.
+    package var beacon: BeaconStatus?
     /// Devices heard that are not GeoRacing beacons, strongest first: only in the answer to
     /// `{"cmd":"status","devices":true}` (nil otherwise, and from older daemons).
     package var devices: [DeviceReport]?
@@ -37,7 +39,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         case beaconsOmitted = "beacons_omitted"
         case remote, scanner, counters, scan, hci, bluez
         case remotePoller = "remote_poller"
-        case server, devices, mqtt, config
+        case server, devices, mqtt, config, beacon
         case devicesCounters = "devices_counters"
     }
 
@@ -89,6 +91,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         if let server { writer.key("server"); server.render(into: &writer) }
         if let mqtt { writer.key("mqtt"); mqtt.render(into: &writer) }
         if let config { writer.key("config"); config.render(into: &writer) }
+        if let beacon { writer.key("beacon"); beacon.render(into: &writer) }
         if let devices {
             writer.key("devices")
             writer.beginArray()

@@ -110,7 +110,10 @@ package enum WatchScreen {
                 + " distance \(counters.filteredDistance) mode \(counters.filteredUnknownMode)"
                 + "  refused \(counters.refused)  contests \(counters.contests)")
         if let userBeacons = counters.userBeacons { rejected.append("  user beacons \(userBeacons)") }
-        return [title, stateLine, health, rejected]
+        guard let beacon = status.beacon else { return [title, stateLine, health, rejected] }
+        let transmitter = WatchLine(
+            "beacon " + WatchLine.safe(beacon.summary), beacon.state == "down" ? .alert : .plain)
+        return [title, stateLine, health, rejected, transmitter]
     }
 
     // MARK: Beacons

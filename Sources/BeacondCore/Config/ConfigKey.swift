@@ -45,6 +45,9 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case mqttCAFile = "mqtt.ca_file"
     case mqttTopicPrefix = "mqtt.topic_prefix"
     case mqttQoSState = "mqtt.qos_state"
+    case beaconZone = "beacon.zone"
+    case beaconAdapter = "beacon.adapter"
+    case beaconInterval = "beacon.interval"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)

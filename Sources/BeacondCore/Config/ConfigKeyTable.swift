@@ -246,6 +246,13 @@ extension ConfigKey {
         case .mqttTopicPrefix:
             return Row(\.mqtt.topicPrefix, reload: .restart, parse: P.mqttTopicPrefix, format: { $0 })
         case .mqttQoSState: return Row(\.mqtt.qosState, reload: .restart, integer: 0...2)
+        case .beaconZone:
+            return Row(
+                \.beacon.zone, reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.integer(value, in: 0...UInt16.max) },
+                format: { $0.map(String.init) ?? "~" })
+        case .beaconAdapter: return Row(\.beacon.adapter, reload: .restart, parse: P.adapter, format: { $0 })
+        case .beaconInterval: return Row(\.beacon.interval, reload: .restart, duration: .beaconInterval)
         }
     }
 

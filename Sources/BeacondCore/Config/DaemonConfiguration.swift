@@ -122,6 +122,14 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var commandFrames: CommandFramePolicy = .honour
     }
 
+    package struct Beacon: Hashable, Sendable {
+        /// The zone advertised; nil: no transmitter.
+        package var zone: UInt16?
+        package var adapter = "hci0"
+        /// Advertising interval, µs.
+        package var interval: Int64 = 100_000
+    }
+
     struct Socket: Hashable, Sendable {
         static let defaultPath = TrackStateClient.defaultPath
         static let defaultMaxClients = 1024
@@ -170,6 +178,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var metrics = Metrics()
     /// The venue-wide MQTT publisher (docs/mqtt.md); off without `mqtt.url`.
     package var mqtt = Mqtt()
+    /// The daemon's own transmitter (docs/beacon.md); off without `beacon.zone`.
+    package var beacon = Beacon()
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 

@@ -37,6 +37,8 @@ package final class Daemon {
     private let metricsServer: MetricsServer?
     /// With `mqtt.url`: the venue-wide MQTT publisher (docs/mqtt.md).
     private let mqtt: MqttPublisher?
+    /// With `beacon.zone`: the daemon's own transmitter (docs/beacon.md).
+    private let beacon: BeaconOutput?
     /// The devices heard that are not GeoRacing beacons, for `{"cmd":"status","devices":true}`.
     private let devices: NearbyDeviceTable
 
@@ -115,6 +117,12 @@ package final class Daemon {
             mqtt = nil
         }
 
+        do throws(WakeSignal.Failure) {
+            beacon = try BeaconOutput.make(configuration.beacon, stateDir: configuration.stateDir, logger: logger)
+        } catch {
+            throw DaemonStartError(description: "beacon: cannot make its wake signal: \(errnoText(error.errno))")
+        }
+
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         let devices = NearbyDeviceTable()
         if let replayClock, let capture = scanner.replay {
@@ -160,17 +168,19 @@ package final class Daemon {
     }
 
     /// The hub's outputs, in the order each event reaches them: the socket's clients first (the
-    /// kiosks' line goes out before any other work), then MQTT, systemd's status line, and the
-    /// publish latency (recorded once the line went out to every client). Then the parts of a
-    /// status reply beside the hub's (the socket server adds its own when it starts).
+    /// kiosks' line goes out before any other work), then MQTT, the beacon transmitter, systemd's
+    /// status line, and the publish latency (recorded once the line went out to every client).
+    /// Then the parts of a status reply beside the hub's (the socket server adds its own when it
+    /// starts).
     private func connectOutputs(clock: any EngineClock) {
         var outputs: [any HubOutput] = [publisher]
         if let mqtt { outputs.append(mqtt) }
+        if let beacon { outputs.append(beacon) }
         if notifier.isEnabled { outputs.append(SystemdStatusOutput(notifier: notifier, eventLoop: hub.eventLoop)) }
         if let metricsServer { outputs.append(metricsServer.metrics.publishLatencyOutput(clock: clock)) }
         hub.connect(outputs)
         let contributors: [(any StatusContributor)?] = [
-            configInForce, mqtt?.outbox, scanSink, backend as? any StatusContributor, poller, devices,
+            configInForce, mqtt?.outbox, scanSink, backend as? any StatusContributor, poller, devices, beacon,
         ]
         for case let contributor? in contributors { status.add(contributor) }
     }
@@ -238,6 +248,8 @@ package final class Daemon {
         if let interval = SystemdNotifier.watchdogInterval() {
             services.append(WatchdogService(hub: hub, notifier: notifier, interval: interval))
         }
+        // Before the sources, so it stops after them: advertising is disabled once nothing new comes.
+        if let beacon { services.append(beacon) }
         if let poller { services.append(poller) }
         if let backend { services.append(backend) }
         // Last, so the first to hear of a graceful shutdown: systemd learns of the stop at once.

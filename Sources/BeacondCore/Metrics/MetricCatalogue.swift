@@ -89,6 +89,12 @@ package enum MetricCatalogue {
     package static let mqttReconnects = MetricFamily(
         name: "beacond_mqtt_reconnects_total", kind: .counter,
         help: "Connections to the MQTT broker after the first.")
+    package static let beaconAdvertising = MetricFamily(
+        name: "beacond_beacon_advertising", kind: .gauge,
+        help: "1 while the daemon's own transmitter advertises (beacon.zone), else 0.")
+    package static let beaconFrames = MetricFamily(
+        name: "beacond_beacon_frames_total", kind: .counter,
+        help: "Frames the daemon's own transmitter handed to the radio (each change once).")
     package static let mqttSightingsDropped = MetricFamily(
         name: "beacond_mqtt_sightings_dropped_total", kind: .counter,
         help: "Beacon sightings not published because the MQTT broker was away or behind.")
@@ -102,7 +108,7 @@ package enum MetricCatalogue {
         remoteFetches,
         remoteFailures, remoteAge, remoteFresh, scannerUp, scannerRestarts, reports, signalsDropped,
         clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
-        mqttSightingsDropped, publishLatency,
+        mqttSightingsDropped, beaconAdvertising, beaconFrames, publishLatency,
     ]
 
     /// `beacond_track_mode`'s `mode` label: every mode, then `unknown` (no decision yet).

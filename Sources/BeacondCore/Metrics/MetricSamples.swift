@@ -98,7 +98,11 @@ extension MetricSample {
             MetricSample(C.mqttReconnects, status.mqtt?.reconnects ?? 0),
             MetricSample(C.mqttSightingsDropped, status.mqtt?.droppedSightings ?? 0),
         ]
-        return samples + clients + mqtt
+        let beacon: [MetricSample] = [
+            MetricSample(C.beaconAdvertising, status.beacon?.state == "advertising" ? 1 : 0),
+            MetricSample(C.beaconFrames, status.beacon?.frames ?? 0),
+        ]
+        return samples + clients + mqtt + beacon
     }
 
     /// What the backend received: the live sink's advertising reports, else the backend's own

@@ -35,6 +35,7 @@ import Testing
                 HCIOpcode.leSetAdvertisingParameters, HCIOpcode.leSetAdvertisingData, HCIOpcode.leSetAdvertisingEnable,
             ])
         let commands = controller.commands
+        try #require(commands.count == 7)
         // 100 ms is 160 units; ADV_NONCONN_IND; public address; all three channels.
         #expect(commands[4].parameters == [0xA0, 0x00, 0xA0, 0x00, 0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0x07, 0x00])
         #expect(commands[5].parameters.count == 32)
@@ -45,7 +46,7 @@ import Testing
         // A change: disable, data, enable; the parameters are not sent again.
         let next = GeoRacingSignal.circuit(zone: 7, mode: .normal, sequence: 4).advertisingData()
         advertiser.set(next)
-        #expect(await controller.waitForCommands(10))
+        try #require(await controller.waitForCommands(10))
         #expect(
             Array(Self.opcodes(controller)[7...]) == [
                 HCIOpcode.leSetAdvertisingEnable, HCIOpcode.leSetAdvertisingData, HCIOpcode.leSetAdvertisingEnable,
@@ -137,9 +138,9 @@ import Testing
     @Test func aRefusedCommandIsReportedAndRetried() async throws {
         var script = FakeController.Script.legacy
         script.status = { $0.opcode == HCIOpcode.leSetAdvertisingParameters ? 0x12 : HCIStatus.success }
-        let controller = FakeController(script)
-        let adapter = FakeAdapter([controller])
-        let advertiser = try Self.advertiser(adapter)
+        // One refusing controller per attempt, so every retry fails the same way.
+        let controllers = (0..<100).map { _ in FakeController(script) }
+        let advertiser = try Self.advertiser(FakeAdapter(controllers))
         let run = Task { try await advertiser.run() }
         advertiser.set(Self.frame)
         #expect(

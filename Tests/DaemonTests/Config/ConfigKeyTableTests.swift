@@ -70,6 +70,10 @@ import Testing
               ca_file: \(ca)
               topic_prefix: venue/gr
               qos_state: 2
+            beacon:
+              zone: 7
+              adapter: hci2
+              interval: 0.5
 
             """
     }

@@ -64,7 +64,8 @@ import Testing
         #expect(DurationRange.maxTTL.text == "between 0.1 and 86400 seconds")
         #expect(DurationRange.deescalationHold.text == "between 0.1 and 10 seconds")
         #expect(DurationRange.blueZRefresh.text == "0 (off) or between 1 and 3600 seconds")
-        #expect(Self.durationKeys.count == 7)
+        #expect(DurationRange.beaconInterval.text == "between 0.02 and 10.24 seconds")
+        #expect(Self.durationKeys.count == 8)
     }
 
     @Test func durationBoundsAreInclusive() throws {
