@@ -4,7 +4,8 @@ import ServiceLifecycle
 /// The daemon's own transmitter (`beacon:` section): one more output of the hub. It follows race
 /// control as the hub sees it, never the fused mode: each fetch (`.remoteFetched`) as it comes,
 /// and each published state's `remote` part, which says when race control went stale. It never
-/// calls the hub back; its state is a part of the status reply.
+/// calls the hub back; its state is a part of the status reply. The daemon connects it after the
+/// socket's and MQTT's outputs, so a change's sequence-file write never delays the kiosks' line.
 package final class BeaconOutput: HubOutput, StatusContributor, Service {
     package let transmitter: BeaconTransmitter
     private let logger: Logger
