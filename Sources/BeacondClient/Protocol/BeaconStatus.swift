@@ -17,11 +17,13 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
     /// Frames handed to the radio (each change once), and adapter reopenings.
     package var frames = 0
     package var restarts = 0
+    /// With a heartbeat URL: GeoRacing's heartbeat to race control's panel.
+    package var heartbeat: HeartbeatStatus?
 
     enum CodingKeys: String, CodingKey {
         case backend, adapter, zone, state, detail, mode
         case sequence = "seq"
-        case temperature, frame, frames, restarts
+        case temperature, frame, frames, restarts, heartbeat
     }
 
     package init(backend: String, adapter: String, zone: Int) {
@@ -43,6 +45,7 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
         writer.key("frame"); writer.string(orNull: frame)
         writer.key("frames"); writer.int(frames)
         writer.key("restarts"); writer.int(restarts)
+        if let heartbeat { writer.key("heartbeat"); heartbeat.render(into: &writer) }
         writer.endObject()
     }
 
@@ -58,5 +61,35 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
         if let frame { text += " (\(frame))" }
         if let detail { text += " — \(TerminalText.escaped(detail))" }
         return text
+    }
+}
+
+/// `status.beacon.heartbeat`: heartbeats sent (answered 2xx), failed, and why the last one failed.
+package struct HeartbeatStatus: Hashable, Sendable, Decodable {
+    /// Without credentials.
+    package var url: String
+    package var sent = 0
+    package var failed = 0
+    package var lastError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case url, sent, failed
+        case lastError = "last_error"
+    }
+
+    package init(url: String, sent: Int, failed: Int, lastError: String?) {
+        self.url = url
+        self.sent = sent
+        self.failed = failed
+        self.lastError = lastError
+    }
+
+    package func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("url"); writer.string(url)
+        writer.key("sent"); writer.int(sent)
+        writer.key("failed"); writer.int(failed)
+        writer.key("last_error"); writer.string(orNull: lastError)
+        writer.endObject()
     }
 }

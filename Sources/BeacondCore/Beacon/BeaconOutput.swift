@@ -8,16 +8,18 @@ import ServiceLifecycle
 /// socket's and MQTT's outputs, so a change's sequence-file write never delays the kiosks' line.
 package final class BeaconOutput: HubOutput, StatusContributor, Service {
     package let transmitter: BeaconTransmitter
+    package let heartbeat: BeaconHeartbeat?
     private let logger: Logger
 
-    package init(transmitter: BeaconTransmitter, logger: Logger) {
+    package init(transmitter: BeaconTransmitter, heartbeat: BeaconHeartbeat? = nil, logger: Logger) {
         self.transmitter = transmitter
+        self.heartbeat = heartbeat
         self.logger = logger
     }
 
     /// The output for `configuration`, or nil without `beacon.zone`.
-    package static func make(_ configuration: DaemonConfiguration.Beacon, stateDir: String, logger: Logger)
-        throws(WakeSignal.Failure)
+    /// - Throws: `WakeSignal.Failure`, or `RemoteConfigurationError` for the heartbeat's URL or CA file.
+    package static func make(_ configuration: DaemonConfiguration.Beacon, stateDir: String, logger: Logger) throws
         -> BeaconOutput?
     {
         guard let zone = configuration.zone else { return nil }
@@ -28,7 +30,15 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
             configuration: .init(
                 zone: zone, backend: "hci", adapter: configuration.adapter, stateDir: stateDir),
             backend: advertiser, logger: logger)
-        return BeaconOutput(transmitter: transmitter, logger: logger)
+        let heartbeat = try configuration.heartbeatURL.map { url in
+            try BeaconHeartbeat(
+                configuration: .init(
+                    url: url, caFile: configuration.heartbeatCAFile,
+                    uid: configuration.uid ?? BeaconHeartbeat.defaultUID(),
+                    hasScreen: true),
+                transmitter: transmitter, logger: logger)
+        }
+        return BeaconOutput(transmitter: transmitter, heartbeat: heartbeat, logger: logger)
     }
 
     package func receive(_ event: HubEvent) {
@@ -45,12 +55,15 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
 
     package func contribute(to status: inout StatusMessage, for query: StatusQuery) {
         status.beacon = transmitter.status
+        status.beacon?.heartbeat = heartbeat?.status
     }
 
     /// Advertises until graceful shutdown, which disables advertising. A radio that cannot be
     /// used at all (no Bluetooth, no permission) is reported in the status and the log; the
     /// daemon runs on without its transmitter.
     package func run() async throws {
+        let heartbeats = heartbeat.map { heartbeat in Task { await heartbeat.run() } }
+        defer { heartbeats?.cancel() }
         do {
             try await transmitter.run()
         } catch {

@@ -19,7 +19,7 @@ package enum StandaloneBeacon {
     /// Bluetooth, no permission) or race control's settings are refused.
     package static func run(
         transmitter configuration: BeaconTransmitter.Configuration, radio: HCIAdvertiser.Configuration,
-        source: Source, logger: Logger
+        source: Source, heartbeat: BeaconHeartbeat.Configuration?, logger: Logger
     ) async -> Int32 {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
         let printer = StatusLinePrinter()
@@ -38,6 +38,15 @@ package enum StandaloneBeacon {
         }
 
         var background: [Task<Void, Never>] = []
+        if let heartbeat {
+            do {
+                let sender = try BeaconHeartbeat(configuration: heartbeat, transmitter: transmitter, logger: logger)
+                background.append(Task { await sender.run() })
+            } catch {
+                printError("beacond beacon: --heartbeat-url: \(error)")
+                return 1
+            }
+        }
         var feed: TrackStateFeed?
         switch source {
         case .handSet(let mode, let modeFile):

@@ -48,6 +48,9 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case beaconZone = "beacon.zone"
     case beaconAdapter = "beacon.adapter"
     case beaconInterval = "beacon.interval"
+    case beaconHeartbeatURL = "beacon.heartbeat_url"
+    case beaconHeartbeatCAFile = "beacon.heartbeat_ca_file"
+    case beaconUID = "beacon.uid"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)

@@ -253,6 +253,17 @@ extension ConfigKey {
                 format: { $0.map(String.init) ?? "~" })
         case .beaconAdapter: return Row(\.beacon.adapter, reload: .restart, parse: P.adapter, format: { $0 })
         case .beaconInterval: return Row(\.beacon.interval, reload: .restart, duration: .beaconInterval)
+        case .beaconHeartbeatURL:
+            return Row(
+                \.beacon.heartbeatURL, reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.url(value) },
+                format: { $0 ?? "~" })
+        case .beaconHeartbeatCAFile: return Row(\.beacon.heartbeatCAFile, reload: .restart, path: P.readableFile)
+        case .beaconUID:
+            return Row(
+                \.beacon.uid, reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.beaconUID(value) },
+                format: { $0 ?? "~" })
         }
     }
 

@@ -201,6 +201,15 @@ package enum ConfigValueParser {
         return policy
     }
 
+    /// `beacon.uid`: 1 to 64 printable ASCII characters (the panel's key and label).
+    static func beaconUID(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
+        let text = try scalar(value, expected: "a beacon id")
+        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw ConfigValueProblem("expected 1 to 64 printable ASCII characters, found \(quoted(text))", at: value)
+        }
+        return text
+    }
+
     static func commandFrames(_ value: RawConfigValue) throws(ConfigValueProblem) -> CommandFramePolicy {
         let text = try scalar(value, expected: "honour or report")
         guard let policy = CommandFramePolicy(rawValue: text) else {

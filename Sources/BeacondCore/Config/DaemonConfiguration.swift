@@ -128,6 +128,11 @@ package struct DaemonConfiguration: Hashable, Sendable {
         package var adapter = "hci0"
         /// Advertising interval, µs.
         package var interval: Int64 = 100_000
+        /// GeoRacing's heartbeat to race control's panel; nil: none.
+        package var heartbeatURL: String?
+        package var heartbeatCAFile: String?
+        /// The heartbeat's `beacon_uid`; nil: `beacond-HOSTNAME`.
+        package var uid: String?
     }
 
     struct Socket: Hashable, Sendable {

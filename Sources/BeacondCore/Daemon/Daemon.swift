@@ -117,10 +117,12 @@ package final class Daemon {
             mqtt = nil
         }
 
-        do throws(WakeSignal.Failure) {
+        do {
             beacon = try BeaconOutput.make(configuration.beacon, stateDir: configuration.stateDir, logger: logger)
-        } catch {
+        } catch let error as WakeSignal.Failure {
             throw DaemonStartError(description: "beacon: cannot make its wake signal: \(errnoText(error.errno))")
+        } catch {
+            throw DaemonStartError(description: "beacon: \(error)")
         }
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)

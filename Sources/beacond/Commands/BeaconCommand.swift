@@ -60,6 +60,15 @@ struct BeaconCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The GeoRacing frame version to send: 1.", valueName: "version"))
     var frameVersion = 1
 
+    @Option(help: ArgumentHelp("POST GeoRacing's beacon heartbeat here every 10 s.", valueName: "url"))
+    var heartbeatURL: String?
+
+    @Option(help: ArgumentHelp("PEM certificates trusted for --heartbeat-url.", valueName: "file"))
+    var heartbeatCAFile: String?
+
+    @Option(help: ArgumentHelp("The heartbeat's beacon_uid (default: beacond-HOSTNAME).", valueName: "id"))
+    var uid: String?
+
     @Option(
         name: .customLong("log-level"),
         help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
@@ -106,9 +115,13 @@ struct BeaconCommand: AsyncParsableCommand {
             }
         var radio = HCIAdvertiser.Configuration(adapter: adapter)
         radio.interval = interval.micros
+        let heartbeat = heartbeatURL.map { url in
+            BeaconHeartbeat.Configuration(
+                url: url, caFile: heartbeatCAFile, uid: uid ?? BeaconHeartbeat.defaultUID(), hasScreen: false)
+        }
         let status = await StandaloneBeacon.run(
             transmitter: .init(zone: zone, backend: backend, adapter: adapter, stateDir: kept), radio: radio,
-            source: source, logger: logger)
+            source: source, heartbeat: heartbeat, logger: logger)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -20,8 +20,9 @@ stdout, then answers every GET as CONTROL_FILE says, re-reading it per request:
   {"flip": [CONTROL, CONTROL, ...], "period": 0.1}
                                               the one at index int(time / period) % count
 
-Each request appends a JSON line to LOG_FILE: {"event": "request", "path", "authorization",
-"t": <unix s>}; a streamed body adds {"event": "stream_end", "sent": n, "complete": bool}.
+A POST (the beacon's heartbeat) is answered the same way. Each request appends a JSON line to
+LOG_FILE: {"event": "request", "method", "path", "authorization", "t": <unix s>}, with "body" (as
+text) for a POST; a streamed body adds {"event": "stream_end", "sent": n, "complete": bool}.
 """
 import json
 import os
@@ -59,12 +60,22 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        self.answer("POST", self.rfile.read(min(length, 65536)).decode("utf-8", "replace"))
+
     def do_GET(self):
+        self.answer("GET", None)
+
+    def answer(self, method, body_received):
         control = current_control()
-        log({
-            "event": "request", "path": self.path, "authorization": self.headers.get("Authorization"),
-            "t": time.time(),
-        })
+        entry = {
+            "event": "request", "method": method, "path": self.path,
+            "authorization": self.headers.get("Authorization"), "t": time.time(),
+        }
+        if body_received is not None:
+            entry["body"] = body_received
+        log(entry)
         if "hang" in control:
             time.sleep(control["hang"])
             self.close_connection = True

@@ -74,6 +74,9 @@ import Testing
               zone: 7
               adapter: hci2
               interval: 0.5
+              heartbeat_url: https://panel.venue/api/beacons/heartbeat
+              heartbeat_ca_file: \(ca)
+              uid: kiosk-7
 
             """
     }
