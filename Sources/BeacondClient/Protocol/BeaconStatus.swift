@@ -77,12 +77,7 @@ package struct HeartbeatStatus: Hashable, Sendable, Decodable {
         case lastError = "last_error"
     }
 
-    package init(url: String, sent: Int, failed: Int, lastError: String?) {
-        self.url = url
-        self.sent = sent
-        self.failed = failed
-        self.lastError = lastError
-    }
+    package init(url: String) { self.url = url }
 
     package func render(into writer: inout JSONWriter) {
         writer.beginObject()

@@ -29,19 +29,13 @@ package final class BeaconHeartbeat: Sendable {
         }
     }
 
-    private struct Counters {
-        var sent = 0
-        var failed = 0
-        var lastError: String?
-    }
-
     package let configuration: Configuration
     private let remote: PreparedRemote
     private let transmitter: BeaconTransmitter
     private let logger: Logger
     private let logLimiter: LogRateLimiter
     private let eventLoopGroup: any EventLoopGroup
-    private let counters = Mutex(Counters())
+    private let counters: Mutex<HeartbeatStatus>
 
     /// - Throws: `RemoteConfigurationError` for a bad URL or CA file.
     package init(
@@ -57,6 +51,7 @@ package final class BeaconHeartbeat: Sendable {
         self.logger = logger
         self.logLimiter = logLimiter
         self.eventLoopGroup = eventLoopGroup
+        counters = Mutex(HeartbeatStatus(url: remote.endpoint.description))
     }
 
     /// `beacond-HOSTNAME`: the default `beacon_uid`.
@@ -68,11 +63,7 @@ package final class BeaconHeartbeat: Sendable {
     }
 
     /// `status.beacon.heartbeat`.
-    package var status: HeartbeatStatus {
-        counters.withLock {
-            HeartbeatStatus(url: remote.endpoint.description, sent: $0.sent, failed: $0.failed, lastError: $0.lastError)
-        }
-    }
+    package var status: HeartbeatStatus { counters.withLock { $0 } }
 
     /// The body GeoRacing's panel reads, from what the transmitter does now: `mode` is the mode
     /// advertised in GeoRacing's words (`RED_FLAG`), or `UNKNOWN` with the reason in `message`

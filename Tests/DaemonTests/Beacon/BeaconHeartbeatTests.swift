@@ -21,18 +21,26 @@ struct BeaconHeartbeatTests {
             logger: Logger(label: "test"))
     }
 
+    /// A heartbeat every 100 ms to `server`'s panel path, trusting `caFile`.
+    static func heartbeat(to server: RemoteAPIServer, caFile: String, transmitter: BeaconTransmitter) throws
+        -> BeaconHeartbeat
+    {
+        var configuration = BeaconHeartbeat.Configuration(
+            url: "https://127.0.0.1:\(server.port)/api/beacons/heartbeat", caFile: caFile, uid: "kiosk-7",
+            hasScreen: true)
+        configuration.interval = .milliseconds(100)
+        return try BeaconHeartbeat(
+            configuration: configuration, transmitter: transmitter, logger: Logger(label: "test"))
+    }
+
     @Test func itPostsTheWindowsBeaconsFieldsOverPinnedTLSAndCountsFailures() async throws {
         let directory = try RemoteTestTools.temporaryDirectory()
         let panel = try RemoteTestTools.selfSignedCertificate(in: directory, name: "panel")
         let server = try RemoteAPIServer(body: #"{"ok":true}"#, tls: panel)
         defer { server.stop() }
-        let url = "https://127.0.0.1:\(server.port)/api/beacons/heartbeat"
         let transmitter = Self.transmitter()
         transmitter.update(.raceControl(mode: .redFlag, fresh: true, temperature: 12, problem: nil))
-        var configuration = BeaconHeartbeat.Configuration(url: url, caFile: panel.cert, uid: "kiosk-7", hasScreen: true)
-        configuration.interval = .milliseconds(100)
-        let heartbeat = try BeaconHeartbeat(
-            configuration: configuration, transmitter: transmitter, logger: Logger(label: "test"))
+        let heartbeat = try Self.heartbeat(to: server, caFile: panel.cert, transmitter: transmitter)
         let task = Task { await heartbeat.run() }
         #expect(await waitUntil { heartbeat.status.sent >= 2 })
         let posted = server.requests().filter { $0["method"] as? String == "POST" }
@@ -67,12 +75,7 @@ struct BeaconHeartbeatTests {
         let other = try RemoteTestTools.selfSignedCertificate(in: directory, name: "other")
         let server = try RemoteAPIServer(tls: panel)
         defer { server.stop() }
-        var configuration = BeaconHeartbeat.Configuration(
-            url: "https://127.0.0.1:\(server.port)/api/beacons/heartbeat", caFile: other.cert, uid: "x",
-            hasScreen: false)
-        configuration.interval = .milliseconds(100)
-        let heartbeat = try BeaconHeartbeat(
-            configuration: configuration, transmitter: Self.transmitter(), logger: Logger(label: "test"))
+        let heartbeat = try Self.heartbeat(to: server, caFile: other.cert, transmitter: Self.transmitter())
         let task = Task { await heartbeat.run() }
         #expect(await waitUntil { heartbeat.status.failed >= 1 })
         #expect(heartbeat.status.sent == 0)
