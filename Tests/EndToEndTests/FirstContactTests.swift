@@ -44,7 +44,11 @@ import Testing
         try FileManager.default.createDirectory(atPath: root + "/bin", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/share/doc/beacond", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.copyItem(atPath: BeacondProcess.executable.path, toPath: root + "/bin/beacond")
+        // A hard link, not a copy: a copy's write descriptor can leak into a process another test
+        // forks meanwhile, and executing the copy then fails with ETXTBSY ("Text file busy").
+        if link(BeacondProcess.executable.path, root + "/bin/beacond") != 0 {
+            try FileManager.default.copyItem(atPath: BeacondProcess.executable.path, toPath: root + "/bin/beacond")
+        }
         let installed = try BeacondProcess.run(URL(fileURLWithPath: root + "/bin/beacond"), ["help", "status"])
         let unwrapped = installed.stdout.split(separator: "\n").joined(separator: " ")
         #expect(unwrapped.contains("see \(root)/share/doc/beacond/protocol.md"), "\(installed.stdout)")
