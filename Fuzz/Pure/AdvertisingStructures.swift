@@ -42,7 +42,7 @@ public func fuzzAdvertisingStructures(_ data: UnsafePointer<UInt8>?, _ size: Int
     for (_, serviceData) in advertising.serviceData16 { fuzzCheck(serviceData.count <= 252, "service data") }
     for companyID: UInt16 in [GeoRacingSignal.defaultCompanyID, 0xFFFF] {
         if case .signal(let signal) = GeoRacingDecoder(companyID: companyID).decode(advertising) {
-            fuzzCheck(signal.version == .v1 || signal.sourceID != nil, "v2 signal without a source id")
+            fuzzCheck(signal.version != .v2 || signal.sourceID != nil, "v2 signal without a source id")
         }
     }
     return 0
