@@ -108,11 +108,16 @@ package final class BeaconTransmitter: Sendable {
         switch plan {
         case .advertise(let signal):
             let temperature = signal.temperature.map { " \($0)°C" } ?? ""
-            let hex = signal.encoded().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-            return "advertising zone \(signal.zone) \(signal.mode.name) seq \(signal.sequence)\(temperature) (\(hex))"
+            let frame = "seq \(signal.sequence)\(temperature) (\(hex(signal)))"
+            return "advertising zone \(signal.zone) \(signal.mode.name) \(frame)"
         case .silent(let reason):
             return "silent: \(reason)"
         }
+    }
+
+    /// The frame's bytes after the company id, as lower-case hex (as `replay --json` prints them).
+    static func hex(_ signal: GeoRacingSignal) -> String {
+        signal.encoded().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     package var plan: BeaconPlan { shared.withLock { $0.plan } }
@@ -140,7 +145,7 @@ package final class BeaconTransmitter: Sendable {
             status.mode = signal.mode.name
             status.sequence = Int(signal.sequence)
             status.temperature = signal.temperature.map { Int($0) }
-            status.frame = signal.encoded().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+            status.frame = Self.hex(signal)
             if status.state == "silent" { status.state = "starting" }
         case .silent(let reason):
             if status.detail == nil { status.detail = reason }

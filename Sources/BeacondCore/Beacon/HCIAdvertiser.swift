@@ -108,6 +108,8 @@ package final class HCIAdvertiser: Sendable {
     private func lifecycle() -> HCIScannerError? {
         var backoff = Backoff(floor: configuration.retryInitial, cap: configuration.retryMax)
         var everUp = false
+        // A failure that repeats the last one is logged at debug level only, as the scanner does.
+        var lastWarning: String?
         while !isStopping {
             do throws(HCIScannerError) {
                 let transport = try opener()
@@ -123,6 +125,7 @@ package final class HCIAdvertiser: Sendable {
                 if everUp { shared.withLock { $0.restarts += 1 } }
                 everUp = true
                 backoff.succeeded()
+                lastWarning = nil
                 try serve(channel, mode: mode)
                 report(.stopped)
                 return nil
@@ -133,7 +136,9 @@ package final class HCIAdvertiser: Sendable {
                 }
                 let delay = backoff.failed()
                 let reason = "\(error); retrying in \(DecimalText.format(micros: delay)) s"
-                logger.warning("beacon transmitter on \(adapter): \(TerminalText.logged(reason))")
+                let level: Logger.Level = error.description == lastWarning ? .debug : .warning
+                logger.log(level: level, "beacon transmitter on \(adapter): \(TerminalText.logged(reason))")
+                lastWarning = error.description
                 report(.down(reason: reason))
                 if waitOut(delay) { break }
             }

@@ -60,8 +60,7 @@ package enum StandaloneBeacon {
             feed = follower
         case .remote(let url, let caFile, let pollInterval, let staleAfter):
             let follower = BeaconRemoteFollower(
-                staleAfter: staleAfter.components.seconds * 1_000_000
-                    + staleAfter.components.attoseconds / 1_000_000_000_000, update: update)
+                staleAfter: PreparedRemote.nanoseconds(staleAfter) / 1_000, update: update)
             let poller: RemoteStatePoller
             do {
                 poller = try RemoteStatePoller(
