@@ -79,7 +79,9 @@ import Testing
             })
         #expect(running.sink.reports.isEmpty)
         #expect(
-            running.logs.at(.notice).contains { $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'") })
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                running.logs.at(.notice).contains { $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'") }
+            })
 
         // Good data without an RSSI: reported with the RSSI AddDevice announced (-79).
         try bus.update(path, ["ManufacturerData": BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame())])])
@@ -137,9 +139,12 @@ import Testing
             calls.first { $0.method == "RegisterMonitor" }?.arguments == [
                 .objectPath(BlueZAdvertisementMonitor.defaultRoot)
             ])
+        // The bus records the call before its reply reaches the scanner, so the log line is waited for.
         #expect(
-            running.logs.at(.info).contains {
-                $0.message.contains("advertisement monitor \(BlueZAdvertisementMonitor.defaultRoot) registered")
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                running.logs.at(.info).contains {
+                    $0.message.contains("advertisement monitor \(BlueZAdvertisementMonitor.defaultRoot) registered")
+                }
             })
 
         // Shutdown is prompt and stops what it started.
@@ -333,7 +338,10 @@ import Testing
                 (try? bus.methods("/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count) ?? 0 >= 2
             })
         #expect(try bus.methods("/org/bluez/hci0").contains("StopDiscovery"))
-        #expect(running.logs.at(.info).contains { $0.message.contains("restarting discovery on hci0") })
+        #expect(
+            await waitUntil(within: 5, every: .milliseconds(10)) {
+                running.logs.at(.info).contains { $0.message.contains("restarting discovery on hci0") }
+            })
         _ = await running.stop()
     }
 
