@@ -80,7 +80,9 @@ import Testing
         #expect(running.sink.reports.isEmpty)
         #expect(
             await waitUntil(within: 5, every: .milliseconds(10)) {
-                running.logs.at(.notice).contains { $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'") }
+                running.logs.at(.notice).contains {
+                    $0.message.contains("ManufacturerData of unexpected type 'aa{qv}'")
+                }
             })
 
         // Good data without an RSSI: reported with the RSSI AddDevice announced (-79).
