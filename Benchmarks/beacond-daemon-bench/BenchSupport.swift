@@ -131,12 +131,7 @@ enum BenchProc {
     /// Every thread of `pid`: name, CPU ticks, and voluntary + involuntary context switches.
     static func threads(of pid: Int32) -> [Int: ThreadSample] {
         var result: [Int: ThreadSample] = [:]
-        guard let dir = opendir("/proc/\(pid)/task") else { return result }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for (name, _) in DirectoryEntries.list("/proc/\(pid)/task") ?? [] {
             guard let tid = Int(name) else { continue }
             let base = "/proc/\(pid)/task/\(tid)"
             let comm = read(base + "/comm")?.trimmingSuffixNewline() ?? "?"

@@ -230,16 +230,7 @@ final class LoopHookTimer: @unchecked Sendable {
 /// This process's threads and their CPU time.
 enum BenchTasks {
     static func ids() -> Set<Int> {
-        var result: Set<Int> = []
-        guard let dir = opendir("/proc/self/task") else { return result }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let tid = Int(name) { result.insert(tid) }
-        }
-        return result
+        Set((DirectoryEntries.list("/proc/self/task") ?? []).compactMap { Int($0.name) })
     }
 
     /// A thread's CPU time, nanoseconds: schedstat's first field, else stat's ticks; 0 once it is gone.

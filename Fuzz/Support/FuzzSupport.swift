@@ -100,7 +100,9 @@ private func loadCaptures(_ directory: String) -> SeedSources {
     defer { closedir(dir) }
     var names: [String] = []
     while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // Read in place: copying d_name (256 bytes) can read past a short record's end.
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+        let name = String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
         if entry.pointee.d_type == UInt8(DT_REG) { names.append(name) }
     }
     for name in names.sorted() {

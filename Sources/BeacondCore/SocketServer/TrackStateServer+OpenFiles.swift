@@ -17,20 +17,7 @@ extension TrackStateServer {
     /// Descriptors this process has open now (/proc/self/fd), 0 when it cannot be read.
     static func openDescriptorCount() -> Int {
         // Not counting the descriptor of the listing itself.
-        max(0, entryCount(inDirectory: "/proc/self/fd") - 1)
-    }
-
-    /// Entries of a directory other than `.` and `..`; 0 when it cannot be read.
-    static func entryCount(inDirectory path: String) -> Int {
-        guard let directory = opendir(path) else { return 0 }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            let name = entry.pointee.d_name
-            let isDots = name.0 == 0x2E && (name.1 == 0 || (name.1 == 0x2E && name.2 == 0))
-            if !isDots { count += 1 }
-        }
-        return count
+        max(0, (DirectoryEntries.list("/proc/self/fd")?.count ?? 0) - 1)
     }
 
     /// Raises the soft RLIMIT_NOFILE to the hard limit, so `max_clients` is reachable.

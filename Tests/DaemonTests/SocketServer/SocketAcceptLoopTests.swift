@@ -153,18 +153,22 @@ import Testing
         #expect(computed == cap)
     }
 
-    /// Counted on a directory of its own: /proc/self/fd changes under tests running in parallel.
-    @Test func theEntriesOfADirectoryAreCounted() throws {
+    /// Listed on a directory of its own: /proc/self/fd changes under tests running in parallel.
+    /// Names are read in place, the longest (255 bytes) too.
+    @Test func theEntriesOfADirectoryAreListed() throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("fd-count-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(TrackStateServer.entryCount(inDirectory: directory.path) == 0)
-        for name in ["0", "1", "2", ".hidden", "..."] {
+        #expect(DirectoryEntries.list(directory.path)?.isEmpty == true)
+        let long = String(repeating: "é", count: 127) + "x"
+        for name in ["0", "1", "2", ".hidden", "...", long] {
             try Data().write(to: directory.appendingPathComponent(name))
         }
-        #expect(TrackStateServer.entryCount(inDirectory: directory.path) == 5)
-        #expect(TrackStateServer.entryCount(inDirectory: directory.path + "/missing") == 0)
+        let names = try #require(DirectoryEntries.list(directory.path)).map(\.name).sorted()
+        #expect(names == ["...", ".hidden", "0", "1", "2", long])
+        #expect(DirectoryEntries.list(directory.path)?.allSatisfy { $0.type == UInt8(DT_REG) } == true)
+        #expect(DirectoryEntries.list(directory.path + "/missing") == nil)
         #expect(TrackStateServer.openDescriptorCount() >= 3)
     }
 }
