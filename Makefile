@@ -95,7 +95,7 @@ lint: deps-build
 # cooperative threads (the end-to-end tests block on the binary's pipes; some socket and logging
 # tests wait synchronously). All three run even when one fails; then the fuzz targets. The last
 # line sums Swift Testing's output: "tests: N passed, N failed, N skipped" (docs/testing.md).
-TIMED_SUITES := RemoteFetchTests|RemoteTLSTests|RemotePollerTests|RemotePollerLifecycleTests|RemotePollerDocumentTests|HCIScanner|BlueZScannerBackendTests|HCIAdvertiserTests|BeaconHeartbeatTests
+TIMED_SUITES := RemoteFetchTests|RemoteTLSTests|RemotePollerTests|RemotePollerLifecycleTests|RemotePollerDocumentTests|HCIScanner|BlueZScannerBackendTests|HCIAdvertiserTests|BlueZAdvertiserTests|BeaconHeartbeatTests
 TEST_LOG := .build/test.log
 test: deps lint
 	@rm -f $(TEST_LOG); failed=0; \

@@ -2,7 +2,8 @@
 """Advertises GeoRacing v1 frames from one controller through raw HCI (legacy, non-connectable).
 
 btvirt's controllers send one advertising report per advertising enable, so a beacon's repeats
-are made by toggling advertising enable every --interval-ms. Each STEP is MODE:SEQ:TTL:SECONDS;
+are made by toggling advertising enable every --interval-ms. Each STEP is MODE:SEQ:TTL:SECONDS,
+or hex:FRAME:SECONDS for any frame after the company id (a command frame, a user beacon);
 the times of the first enable and of the last disable of each step (CLOCK_BOOTTIME, "t" and
 "end") go to --log as a JSON line. "t" is taken just before the first enable command is sent: the
 controller may advertise, and the scanner publish, before its Command Complete reaches us.
@@ -58,8 +59,7 @@ class Controller:
         raise RuntimeError(f"command 0x{opcode:04x}: no answer within 2 s")
 
 
-def advertising_data(zone, mode, seq, ttl):
-    frame = struct.pack(">BHBBHB", 1, zone, MODES[mode], 0, seq, ttl)
+def advertising_data(frame):
     manufacturer = struct.pack("<BH", 0xFF, COMPANY_ID) + frame
     data = bytes([2, 0x01, 0x06, len(manufacturer)]) + manufacturer
     return bytes([len(data)]) + data.ljust(31, b"\0")
@@ -84,8 +84,15 @@ def main():
     controller.command(LE_SET_ADV_PARAMETERS, parameters)
     with open(args.log, "a") as log:
         for step in args.steps:
-            mode, seq, ttl, seconds = step.split(":")
-            controller.command(LE_SET_ADV_DATA, advertising_data(args.zone, mode, int(seq), int(ttl)))
+            if step.startswith("hex:"):
+                _, frame_hex, seconds = step.split(":")
+                frame = bytes.fromhex(frame_hex)
+                entry = {"frame": frame_hex}
+            else:
+                mode, seq, ttl, seconds = step.split(":")
+                frame = struct.pack(">BHBBHB", 1, args.zone, MODES[mode], 0, int(seq), int(ttl))
+                entry = {"zone": args.zone, "mode": mode, "seq": int(seq), "ttl": int(ttl)}
+            controller.command(LE_SET_ADV_DATA, advertising_data(frame))
             started, enables = None, 0
             end = now() + float(seconds)
             while now() < end:
@@ -96,8 +103,8 @@ def main():
                     started = sent
                 time.sleep(args.interval_ms / 1000)
                 controller.command(LE_SET_ADV_ENABLE, b"\x00")
-            log.write(json.dumps({"t": started, "end": now(), "zone": args.zone, "mode": mode, "seq": int(seq),
-                                  "ttl": int(ttl), "enables": enables, "adapter": args.adapter}) + "\n")
+            entry.update({"t": started, "end": now(), "enables": enables, "adapter": args.adapter})
+            log.write(json.dumps(entry) + "\n")
             log.flush()
 
 

@@ -142,7 +142,42 @@ def legacy_group(directory):
     check_scan_disabled("legacy", f"{directory}/legacy-btmon.btsnoop", "(0x08|0x000c)")
     check("legacy: beacond run exited 0 after SIGTERM", text(f"{directory}/legacy-beacond.rc").strip() == "0")
     beacon_group(directory)
+    frames_group(directory)
     return latencies
+
+
+def frames_group(directory):
+    """Command frames and user beacons sent from hci2 (advertise.py hex steps), heard on hci1."""
+    steps = {entry["frame"]: entry for entry in lines(f"{directory}/legacy-frames-adverts.jsonl")}
+    published = states(directory, "legacy")
+    evacuate, normal = steps.get("ff01"), steps.get("ff00")
+    shown = next(((t, s) for t, s in published if evacuate and t >= evacuate["t"] and s["mode"] == "evacuation"),
+                 None)
+    key = ((shown or (0, {}))[1].get("beacon") or {}).get("key", "")
+    check("frames: the staff app's evacuate command was published as a circuit-wide evacuation, keyed by its sender",
+          shown is not None and key.startswith("command @ ") and shown[1].get("zone") is None,
+          "never" if shown is None else f"{(shown[0] - evacuate['t']) * 1000:.0f} ms, {key}")
+    cleared = next((t for t, s in published if normal and t >= normal["t"] and s["mode"] == "unknown"), None)
+    check("frames: the same sender's normal command cleared it long before its 30 s TTL",
+          cleared is not None and cleared - normal["t"] < 5,
+          "never" if cleared is None else f"{cleared - normal['t']:.1f} s")
+    status = (lines(f"{directory}/legacy-status.json") or [{}])[0]
+    counters = status.get("counters") or {}
+    user = [steps.get("0112345678"), steps.get("01a1b2c3d4422a8f5c3fa1cac1")]
+    sent = sum(entry["enables"] for entry in user if entry)
+    check("frames: the 5- and 13-byte user beacons were counted apart, none rejected",
+          0 < counters.get("user_beacons", 0) <= sent and counters.get("rejected_frames") == 0,
+          f"user_beacons {counters.get('user_beacons')} of {sent} sent, rejected {counters.get('rejected_frames')}")
+    shared = [line["msg"]["signal"] for line in lines(f"{directory}/share-scan.jsonl")
+              if (line["msg"].get("signal") or {}).get("zone") == 5]
+    check("share: beacond beacon on hci1, the daemon's scanning adapter, was heard on hci0 while the daemon "
+          "heard hci2's frames", bool(shared) and all(s["mode"] == "red_flag" for s in shared)
+          and "beacon transmitter on hci1: legacy advertising commands" in text(f"{directory}/share-beacon.log")
+          and text(f"{directory}/share-beacon.rc").strip() == "0", f"{len(shared)} frames of zone 5")
+    keys = sorted({b.get("key", "") for b in status.get("beacons") or []})
+    check("frames: the beacons heard are circuit beacons and the command's sender, no user beacon",
+          any(k.startswith("command @ ") for k in keys) and all(k.startswith(("zone ", "command @ ")) for k in keys),
+          f"{keys}")
 
 
 def beacon5_group(directory):

@@ -1,5 +1,6 @@
 """Host-side checks of the D-Bus backend's boot (Tests/Stack/guest-bluez.sh), run by check.py,
-which passes itself as `c` (its check, lines, states, text, publication_latency, btmon_blocks).
+which passes itself as `c` (its check, lines, states, text, publication_latency, btmon_blocks,
+tshark_reports).
 
 Twice, against a real bluetoothd 5.66: with its defaults (no Advertisement Monitor interface) and
 with -E (beacond registers its monitor). btvirt ignores the controller's duplicate filter, so the
@@ -69,6 +70,71 @@ def variant(c, directory, name, monitor):
     c.check(f"{name}: beacond run exited 0 after SIGTERM", c.text(f"{directory}/{name}-beacond.rc").strip() == "0")
 
 
+def first_heard(entries, since, match):
+    """The time of the first stamped entry at or after `since` that `match` accepts."""
+    return next((e["t"] for e in entries if e["t"] >= since and match(e["msg"])), None)
+
+
+def latency_line(label, latencies):
+    if latencies:
+        ms = sorted(x * 1000 for x in latencies)
+        print(f"     latency, {label}: min {ms[0]:.0f} ms, median {ms[len(ms) // 2]:.0f} ms, max {ms[-1]:.0f} ms "
+              f"({len(ms)} changes)")
+
+
+def beacon_group(c, directory):
+    """The transmitter through bluetoothd: beacond beacon on hci0 (zone 7), beacond run's beacon:
+    section on hci1 (zone 8, the adapter it scans), beacond scan on hci2."""
+    log = c.text(f"{directory}/beacon-bluez.log")
+    daemon_log = c.text(f"{directory}/bluez-beacon-beacond.log")
+    c.check("bluez-beacon: beacond beacon --backend bluez advertised through bluetoothd on hci0",
+            "beacon transmitter on hci0: advertising through bluetoothd" in log)
+    c.check("bluez-beacon: beacond run's beacon: section advertised through bluetoothd on hci1",
+            "beacon transmitter on hci1: advertising through bluetoothd" in daemon_log)
+    frames = {"NORMAL": "010007000000000a0b", "RED_FLAG": "010007020000010a0c", "EVACUATION": "010007030000020a0c"}
+    c.check("bluez-beacon: advertised race control's red flag at 11.5 °C as v1 zone 7 seq 1 12 °C",
+            f"advertising red_flag seq 1 12°C ({frames['RED_FLAG']})" in log)
+    scanned = c.lines(f"{directory}/bluez-scan.jsonl")
+    published = c.lines(f"{directory}/bluez-beacon-states.jsonl")
+    over_air, to_socket = [], []
+    # The first state is set before anything starts: its latency includes the start-up.
+    for index, change in enumerate(c.lines(f"{directory}/racecontrol.jsonl")):
+        mode = change["mode"].lower()
+        for zone in (7, 8):
+            heard = first_heard(scanned, change["t"], lambda m: (m.get("signal") or {}).get("zone") == zone
+                                and m["signal"].get("mode") == mode)
+            c.check(f"bluez-beacon: race control's {mode} heard from zone {zone} on hci2",
+                    heard is not None, "never" if heard is None else f"{(heard - change['t']) * 1000:.0f} ms")
+            if heard is not None and index > 0:
+                over_air.append(heard - change["t"])
+        shown = first_heard(published, change["t"], lambda m: m.get("type") == "beacon"
+                            and m["beacon"].get("zone") == 7 and m["beacon"].get("mode") == mode)
+        c.check(f"bluez-beacon: the daemon scanning hci1 while advertising on it heard zone 7's {mode}",
+                shown is not None, "never" if shown is None else f"{(shown - change['t']) * 1000:.0f} ms")
+        if shown is not None and index > 0:
+            to_socket.append(shown - change["t"])
+    latency_line("race control → bluetoothd advert → beacond scan (hci2)", over_air)
+    latency_line("race control → bluetoothd advert → socket (hci1, sharing the adapter)", to_socket)
+    reports = {data for _, company, data in c.tshark_reports(f"{directory}/bluez-beacon-btmon.btsnoop", adapter=1)
+               if company == "0x1234"}
+    c.check("bluez-beacon: tshark decodes zone 7's adverts on hci1 with the right fields",
+            set(frames.values()) <= reports, f"{sorted(reports)}")
+    c.check("bluez-beacon: beacond beacon silent once race control went stale",
+            "zone 7: silent — race control's state is stale or unreachable" in log)
+    status = (c.lines(f"{directory}/bluez-beacon-status.json") or [{}])[0].get("beacon") or {}
+    c.check("bluez-beacon: the daemon's transmitter silent once race control went stale, and says why",
+            status.get("backend") == "bluez" and status.get("zone") == 8 and status.get("state") == "silent"
+            and "stale" in (status.get("detail") or ""), f"{status}")
+    removed = [h for h, _ in c.btmon_blocks(f"{directory}/bluez-beacon-btmon.btsnoop")
+               if h.startswith("@ ") and "Remove Advertising" in h]
+    c.check("bluez-beacon: bluetoothd removed the advertisement at each change and when silent", len(removed) >= 4,
+            f"{len(removed)} MGMT Remove Advertising commands")
+    c.check("bluez-beacon: beacond beacon exited 0 after SIGTERM", c.text(f"{directory}/beacon-bluez.rc").strip() == "0")
+    c.check("bluez-beacon: beacond run exited 0 after SIGTERM",
+            c.text(f"{directory}/bluez-beacon-beacond.rc").strip() == "0")
+
+
 def bluez_group(c, directory):
     variant(c, directory, "bluez-default", monitor=False)
     variant(c, directory, "bluez-experimental", monitor=True)
+    beacon_group(c, directory)

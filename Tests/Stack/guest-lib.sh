@@ -49,12 +49,31 @@ stop_controllers() {
 	wait_for "hci1 removed" 20 test ! -e /sys/class/bluetooth/hci1
 }
 
+# set_race_control MODE TEMPERATURE: what the race-control stand-in (racecontrol.py) serves from now.
+rc_state=/tmp/racecontrol.json
+set_race_control() {
+	step "race control: $1 $2"
+	python3 "$stack/racecontrol.py" set "$rc_state" "$results/racecontrol.jsonl" "$1" "$2"
+}
+
+# race_control_start: serves $rc_state on 127.0.0.1:8080 (rc_pid); set a state first.
+race_control_start() {
+	python3 "$stack/racecontrol.py" serve 8080 "$rc_state" 2>>"$results/racecontrol.log" &
+	rc_pid=$!
+}
+
+race_control_stop() {
+	step "race control: stopped"
+	kill "$rc_pid"
+	wait "$rc_pid" 2>/dev/null
+}
+
 # advertise NAME STEP...: hci0 advertises (see advertise.py); times go to $results/NAME-adverts.jsonl.
 advertise() {
 	local name=$1
 	shift
 	step "advertise $name: $*"
-	python3 "$stack/advertise.py" --adapter hci0 --log "$results/$name-adverts.jsonl" "$@" \
+	python3 "$stack/advertise.py" --adapter "${advertiser:-hci0}" --log "$results/$name-adverts.jsonl" "$@" \
 		2>>"$results/advertise.log"
 }
 
@@ -73,6 +92,16 @@ for line in open(path):
         last = current
 sys.exit(0 if changes >= wanted else 1)
 PY
+}
+# scan_heard FILE ZONE:MODE...: the stamped `beacond scan --json` lines in FILE include a v1
+# frame of each ZONE with its MODE (grep, not python: it runs every 0.2 s under TCG; the signal's
+# fields keep their documented order, docs/replay-json.md).
+scan_heard() {
+	local file=$1 heard
+	shift
+	for heard in "$@"; do
+		grep -q "\"zone\": ${heard%%:*}, \"mode\": \"${heard#*:}\"" "$file" || return 1
+	done
 }
 # last_mode_is MODE FILE: the last state the subscriber wrote to FILE has MODE.
 last_mode_is() {
@@ -104,7 +133,7 @@ daemon_start() {
 	"$beacond" run --adapter hci1 --socket "/tmp/$name.sock" --state-dir "/tmp/$name-state" \
 		--min-rssi -60 --log-level debug "$@" >"$results/$name-beacond.log" 2>&1 &
 	daemon_pid=$!
-	python3 "$stack/subscribe.py" "/tmp/$name.sock" "$results/$name-states.jsonl" --wait 60 \
+	python3 "$stack/subscribe.py" "/tmp/$name.sock" "$results/$name-states.jsonl" --wait 60 ${subscribe_flags:-} \
 		2>>"$results/$name-subscribe.log" &
 	subscriber_pid=$!
 	wait_for "$name: scanner up" 60 scanner_state_count 1 up "$results/$name-states.jsonl"

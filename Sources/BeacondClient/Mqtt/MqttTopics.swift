@@ -81,7 +81,8 @@ package enum MqttPayload {
     /// `{"type":"state","node":…,<the state message's fields>,"run":…,"race_control":{…}|null}`: the
     /// hub's `StateMessage`, rendered with what MQTT adds; `MqttStateMessage` reads it back.
     package static func state(
-        _ message: StateMessage, node: String, run: String? = nil, raceControl: RaceControlPart?
+        _ message: StateMessage, node: String, run: String? = nil, raceControl: RaceControlPart?,
+        transmitter: BeaconStatus? = nil
     ) -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
@@ -91,6 +92,7 @@ package enum MqttPayload {
         if let run { writer.key("run"); writer.string(run) }
         writer.key("race_control")
         if let raceControl { raceControl.render(into: &writer) } else { writer.null() }
+        if let transmitter { writer.key("transmitter"); transmitter.render(into: &writer) }
         writer.endObject()
         return writer.bytes
     }

@@ -82,7 +82,8 @@ enum BeaconDaemonFollower {
         switch event {
         case .connected(let state), .state(let state):
             guard let remote = state.remote else {
-                return .none(reason: "the daemon follows no race control (remote.url is not set)")
+                // Null both without remote.url and before the first fetch (docs/protocol.md).
+                return .none(reason: "the daemon has no race-control state (no remote.url, or no fetch yet)")
             }
             return .raceControl(
                 mode: remote.mode.flatMap(TrackMode.init(rawValue:)), fresh: remote.fresh,

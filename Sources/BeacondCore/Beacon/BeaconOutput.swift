@@ -9,26 +9,44 @@ import ServiceLifecycle
 package final class BeaconOutput: HubOutput, StatusContributor, Service {
     package let transmitter: BeaconTransmitter
     package let heartbeat: BeaconHeartbeat?
+    /// Says when the transmitter's status changes (`onStatusChange`).
+    private let relay: BeaconStatusRelay
+    /// Whether the daemon has a `remote.url`: without one, a state's null `remote` is for good.
+    private let followsRaceControl: Bool
     private let logger: Logger
 
-    package init(transmitter: BeaconTransmitter, heartbeat: BeaconHeartbeat? = nil, logger: Logger) {
+    package init(
+        transmitter: BeaconTransmitter, heartbeat: BeaconHeartbeat? = nil, relay: BeaconStatusRelay = .init(),
+        followsRaceControl: Bool, logger: Logger
+    ) {
+        self.followsRaceControl = followsRaceControl
         self.transmitter = transmitter
         self.heartbeat = heartbeat
+        self.relay = relay
         self.logger = logger
+        relay.watch(transmitter)
+    }
+
+    /// Calls `listener` with the transmitter's status (without the heartbeat's counts) now and
+    /// at each change, on the thread that made it: MQTT's state payload carries it.
+    package func onStatusChange(_ listener: @escaping @Sendable (BeaconStatus) -> Void) {
+        relay.listen(listener)
     }
 
     /// The output for `configuration`, or nil without `beacon.zone`.
     /// - Throws: `WakeSignal.Failure`, or `RemoteConfigurationError` for the heartbeat's URL or CA file.
-    package static func make(_ configuration: DaemonConfiguration.Beacon, stateDir: String, logger: Logger) throws
-        -> BeaconOutput?
-    {
+    package static func make(
+        _ configuration: DaemonConfiguration.Beacon, stateDir: String, followsRaceControl: Bool, logger: Logger
+    ) throws -> BeaconOutput? {
         guard let zone = configuration.zone else { return nil }
-        var radio = HCIAdvertiser.Configuration(adapter: configuration.adapter)
-        radio.interval = configuration.interval
-        let advertiser = try HCIAdvertiser(configuration: radio, logger: logger)
+        let radio = BeaconRadio(
+            backend: configuration.backend, adapter: configuration.adapter, interval: configuration.interval)
+        let relay = BeaconStatusRelay()
+        let advertiser = try radio.makeAdvertiser(logger: logger) { _ in relay.refresh() }
         let transmitter = BeaconTransmitter(
             configuration: .init(
-                zone: zone, backend: "hci", adapter: configuration.adapter, stateDir: stateDir),
+                zone: zone, backend: configuration.backend.rawValue, adapter: configuration.adapter,
+                stateDir: stateDir),
             backend: advertiser, logger: logger)
         let heartbeat = try configuration.heartbeatURL.map { url in
             try BeaconHeartbeat(
@@ -38,19 +56,28 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
                     hasScreen: true),
                 transmitter: transmitter, logger: logger)
         }
-        return BeaconOutput(transmitter: transmitter, heartbeat: heartbeat, logger: logger)
+        return BeaconOutput(
+            transmitter: transmitter, heartbeat: heartbeat, relay: relay, followsRaceControl: followsRaceControl,
+            logger: logger)
     }
 
     package func receive(_ event: HubEvent) {
         switch event {
+        case .published(let publication) where publication.message.remote == nil:
+            transmitter.update(
+                .none(
+                    reason: followsRaceControl
+                        ? "race control not reached yet" : "the daemon follows no race control (remote.url is not set)")
+            )
         case .published(let publication):
             transmitter.update(BeaconDaemonFollower.input(.state(publication.message)))
         case .remoteFetched(let snapshot):
             transmitter.update(
                 .raceControl(mode: snapshot.trackMode, fresh: true, temperature: snapshot.temperature, problem: nil))
         case .beaconUpdate:
-            break
+            return
         }
+        relay.refresh()
     }
 
     package func contribute(to status: inout StatusMessage, for query: StatusQuery) {

@@ -16,6 +16,48 @@ package protocol BeaconAdvertiserBackend: AnyObject, Sendable {
 }
 
 extension HCIAdvertiser: BeaconAdvertiserBackend {}
+extension BlueZAdvertiser: BeaconAdvertiserBackend {}
+
+/// How the transmitter reaches the radio.
+package enum BeaconBackend: String, Hashable, Sendable, CaseIterable {
+    /// Raw HCI commands on a socket of its own (CAP_NET_RAW).
+    case hci
+    /// bluetoothd's LEAdvertisingManager1 over the system bus.
+    case bluez
+}
+
+/// The radio settings both forms of the transmitter take.
+package struct BeaconRadio: Hashable, Sendable {
+    package var backend: BeaconBackend
+    package var adapter: String
+    /// Advertising interval, µs.
+    package var interval: Int64
+    /// The bluez backend's D-Bus address; nil for the system bus.
+    package var busAddress: String?
+
+    package init(backend: BeaconBackend, adapter: String, interval: Int64, busAddress: String? = nil) {
+        self.backend = backend
+        self.adapter = adapter
+        self.interval = interval
+        self.busAddress = busAddress
+    }
+
+    package func makeAdvertiser(
+        logger: Logger, onState: @escaping @Sendable (AdvertiserState) -> Void = { _ in }
+    ) throws(WakeSignal.Failure) -> any BeaconAdvertiserBackend {
+        switch backend {
+        case .hci:
+            var configuration = HCIAdvertiser.Configuration(adapter: adapter)
+            configuration.interval = interval
+            return try HCIAdvertiser(configuration: configuration, logger: logger, onState: onState)
+        case .bluez:
+            var configuration = BlueZAdvertiser.Configuration(adapter: adapter)
+            configuration.interval = interval
+            configuration.busAddress = busAddress
+            return try BlueZAdvertiser(configuration: configuration, logger: logger, onState: onState)
+        }
+    }
+}
 
 /// The transmitter: what to advertise (`BeaconFramePlanner`), its persisted sequence, and the
 /// backend that puts it on the air. `update` may be called from any thread; the same component
@@ -39,7 +81,7 @@ package final class BeaconTransmitter: Sendable {
 
     private struct Shared {
         var planner: BeaconFramePlanner
-        var plan = BeaconPlan.silent(reason: "starting")
+        var plan = BeaconPlan.silent(reason: "waiting for its source")
         var input: BeaconInput?
     }
 

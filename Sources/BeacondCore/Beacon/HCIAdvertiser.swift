@@ -3,19 +3,6 @@ import Glibc
 import Logging
 import Synchronization
 
-/// What an advertiser backend is doing, for the transmitter's state.
-package enum AdvertiserState: Hashable, Sendable {
-    /// Opening the adapter for the first time.
-    case starting
-    /// Advertising the data it was given, with this command set.
-    case advertising(mode: String)
-    /// Up, with nothing to advertise (advertising disabled).
-    case idle
-    /// The adapter is missing or failed; retrying.
-    case down(reason: String)
-    case stopped
-}
-
 /// The transmitter's `hci` backend: a raw HCI socket of its own on one thread, so it can share
 /// the adapter with the daemon's scanner. Each change of data disables advertising, sets the data
 /// and enables it again (`HCIAdvertisingSetup.advertise`); nil data disables it. On adapter loss it
@@ -37,20 +24,9 @@ package final class HCIAdvertiser: Sendable {
 
     package typealias Opener = HCIScannerBackend.Opener
 
-    private struct Shared {
-        var desired: [UInt8]?
-        var stopping = false
-        var state = AdvertiserState.starting
-        var frames = 0
-        var restarts = 0
-    }
-
     package let configuration: Configuration
     private let opener: Opener
-    private let onState: @Sendable (AdvertiserState) -> Void
-    /// Wakes the thread for new data or a stop.
-    private let wake: WakeSignal
-    private let shared = Mutex(Shared())
+    private let control: AdvertiserControl
     private let logger: Logger
 
     package init(
@@ -59,104 +35,47 @@ package final class HCIAdvertiser: Sendable {
     ) throws(WakeSignal.Failure) {
         self.configuration = configuration
         self.opener = opener ?? HCIScannerBackend.rawSocketOpener(adapter: configuration.adapter)
-        self.onState = onState
         self.logger = logger
-        wake = try WakeSignal()
+        control = try AdvertiserControl(logger: logger, onState: onState)
     }
 
     /// Advertising data to send (a complete AD payload), or nil to stop advertising.
-    package func set(_ data: [UInt8]?) {
-        let changed = shared.withLock { shared in
-            defer { shared.desired = data }
-            return shared.desired != data
-        }
-        if changed { wake.signal() }
-    }
-
-    package var state: AdvertiserState { shared.withLock { $0.state } }
+    package func set(_ data: [UInt8]?) { control.set(data) }
+    package var state: AdvertiserState { control.state }
     /// Frames handed to the controller (each change of data once).
-    package var frames: Int { shared.withLock { $0.frames } }
+    package var frames: Int { control.frames }
     /// Times the adapter was reopened after it was lost.
-    package var restarts: Int { shared.withLock { $0.restarts } }
+    package var restarts: Int { control.restarts }
 
     /// Runs until `stop()` or cancellation; returns when advertising is disabled. Throws a
     /// permanent failure before the adapter was ever up (no Bluetooth, no permission).
     package func run() async throws {
-        try await BlockingThreadBridge.run(stop: stop) { [self] in
+        try await BlockingThreadBridge.run(stop: control.stop) { [self] in
             if let error = lifecycle() { throw error }
         }
     }
 
-    package func stop() {
-        shared.withLock { $0.stopping = true }
-        wake.signal()
-    }
-
-    private var isStopping: Bool { shared.withLock { $0.stopping } }
-
-    private func report(_ state: AdvertiserState) {
-        let changed = shared.withLock { shared in
-            defer { shared.state = state }
-            return shared.state != state
-        }
-        if changed { onState(state) }
-    }
+    package func stop() { control.stop() }
 
     private var adapter: String { configuration.adapter }
     private var teardownTimeout: Int64 { min(configuration.commandTimeout, 500_000) }
 
     private func lifecycle() -> HCIScannerError? {
-        var backoff = Backoff(floor: configuration.retryInitial, cap: configuration.retryMax)
-        var everUp = false
-        // A failure that repeats the last one is logged at debug level only, as the scanner does.
-        var lastWarning: String?
-        while !isStopping {
-            do throws(HCIScannerError) {
-                let transport = try opener()
-                defer { transport.close() }
-                let channel = HCICommandChannel(
-                    transport: transport, adapter: adapter, sink: DiscardingAdvertisementSink(), recorder: nil,
-                    counters: HCIScannerCounters(), wake: wake)
-                let capabilities = try HCIScanSetup.capabilities(
-                    on: channel, timeout: configuration.commandTimeout, interruptible: false)
-                let mode = HCIAdvertisingSetup.mode(
-                    leFeatures: capabilities.leFeatures, supportedCommands: capabilities.supportedCommands)
-                logger.info("beacon transmitter on \(adapter): \(mode.rawValue) advertising commands")
-                if everUp { shared.withLock { $0.restarts += 1 } }
-                everUp = true
-                backoff.succeeded()
-                lastWarning = nil
-                try serve(channel, mode: mode)
-                report(.stopped)
-                return nil
-            } catch {
-                if !everUp, error.isPermanent {
-                    report(.down(reason: error.description))
-                    return error
-                }
-                let delay = backoff.failed()
-                let reason = "\(error); retrying in \(DecimalText.format(micros: delay)) s"
-                let level: Logger.Level = error.description == lastWarning ? .debug : .warning
-                logger.log(level: level, "beacon transmitter on \(adapter): \(TerminalText.logged(reason))")
-                lastWarning = error.description
-                report(.down(reason: reason))
-                if waitOut(delay) { break }
-            }
-        }
-        report(.stopped)
-        return nil
-    }
-
-    /// Waits `micros` for a stop; true when one came. New data meanwhile waits for the adapter.
-    private func waitOut(_ micros: Int64) -> Bool {
-        let deadline = MonotonicClock.micros() &+ micros
-        while true {
-            let remaining = deadline - MonotonicClock.micros()
-            guard remaining > 0 else { return false }
-            if wake.wait(micros: remaining) {
-                wake.drain()
-                if isStopping { return true }
-            }
+        control.lifecycle(
+            adapter: adapter, retryInitial: configuration.retryInitial, retryMax: configuration.retryMax
+        ) { (up) throws(HCIScannerError) in
+            let transport = try opener()
+            defer { transport.close() }
+            let channel = HCICommandChannel(
+                transport: transport, adapter: adapter, sink: DiscardingAdvertisementSink(), recorder: nil,
+                counters: HCIScannerCounters(), wake: control.wake)
+            let capabilities = try HCIScanSetup.capabilities(
+                on: channel, timeout: configuration.commandTimeout, interruptible: false)
+            let mode = HCIAdvertisingSetup.mode(
+                leFeatures: capabilities.leFeatures, supportedCommands: capabilities.supportedCommands)
+            logger.info("beacon transmitter on \(adapter): \(mode.rawValue) advertising commands")
+            up()
+            try serve(channel, mode: mode)
         }
     }
 
@@ -166,10 +85,9 @@ package final class HCIAdvertiser: Sendable {
         var parametersSet = false
         // Whatever an earlier run of this transmitter left on: nothing is known about it.
         try HCIAdvertisingSetup.stop(on: channel, mode: mode, timeout: configuration.commandTimeout)
-        report(.idle)
+        control.report(.idle)
         while true {
-            wake.drain()
-            let (desired, stopping) = shared.withLock { ($0.desired, $0.stopping) }
+            let (desired, stopping) = control.take()
             if stopping {
                 if applied != nil {
                     do throws(HCIScannerError) {
@@ -186,11 +104,11 @@ package final class HCIAdvertiser: Sendable {
                         desired, on: channel, mode: mode, interval: configuration.interval,
                         parameters: !parametersSet, timeout: configuration.commandTimeout)
                     parametersSet = true
-                    shared.withLock { $0.frames += 1 }
-                    report(.advertising(mode: mode.rawValue))
+                    control.countFrame()
+                    control.report(.advertising(mode: mode.rawValue))
                 } else {
                     try HCIAdvertisingSetup.stop(on: channel, mode: mode, timeout: configuration.commandTimeout)
-                    report(.idle)
+                    control.report(.idle)
                 }
                 applied = desired
             }

@@ -18,23 +18,32 @@ package enum StandaloneBeacon {
     /// Exit status 0 after SIGTERM or SIGINT; 1 when the radio cannot be used at all (no
     /// Bluetooth, no permission) or race control's settings are refused.
     package static func run(
-        transmitter configuration: BeaconTransmitter.Configuration, radio: HCIAdvertiser.Configuration,
+        transmitter configuration: BeaconTransmitter.Configuration, radio: BeaconRadio,
         source: Source, heartbeat: BeaconHeartbeat.Configuration?, logger: Logger
     ) async -> Int32 {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
-        let printer = StatusLinePrinter()
-        let advertiser: HCIAdvertiser
+        let relay = BeaconStatusRelay()
+        let advertiser: any BeaconAdvertiserBackend
         do throws(WakeSignal.Failure) {
-            advertiser = try HCIAdvertiser(configuration: radio, logger: logger) { _ in printer.refresh() }
+            advertiser = try radio.makeAdvertiser(logger: logger) { _ in relay.refresh() }
         } catch {
             printError("beacond beacon: cannot make a wake signal: \(errnoText(error.errno))")
             return 1
         }
         let transmitter = BeaconTransmitter(configuration: configuration, backend: advertiser, logger: logger)
-        printer.transmitter.withLock { $0 = transmitter }
+        relay.watch(transmitter)
+        let lastLine = Mutex<String?>(nil)
+        relay.listen { status in
+            let line = status.line
+            let changed = lastLine.withLock { last in
+                defer { last = line }
+                return last != line
+            }
+            if changed { printError(line) }
+        }
         @Sendable func update(_ input: BeaconInput) {
             transmitter.update(input)
-            printer.refresh()
+            relay.refresh()
         }
 
         var background: [Task<Void, Never>] = []
@@ -93,11 +102,11 @@ package enum StandaloneBeacon {
         do {
             try await transmitter.run()
         } catch {
-            printer.refresh()
+            relay.refresh()
             printError("beacond beacon: \(error)")
             return 1
         }
-        printer.refresh()
+        relay.refresh()
         return 0
     }
 
@@ -118,21 +127,5 @@ package enum StandaloneBeacon {
                 reason: "mode file \(modeFile): \(TerminalText.escaped(String(line.prefix(40)))) is not a mode")
         }
         return .handSet(parsed)
-    }
-}
-
-/// Prints the transmitter's status line to stderr whenever it changes.
-private final class StatusLinePrinter: Sendable {
-    let transmitter = Mutex<BeaconTransmitter?>(nil)
-    private let last = Mutex<String?>(nil)
-
-    func refresh() {
-        guard let status = transmitter.withLock({ $0 })?.status else { return }
-        let line = status.line
-        let changed = last.withLock { last in
-            defer { last = line }
-            return last != line
-        }
-        if changed { printError(line) }
     }
 }

@@ -251,6 +251,10 @@ extension ConfigKey {
                 \.beacon.zone, reload: .restart,
                 parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.integer(value, in: 0...UInt16.max) },
                 format: { $0.map(String.init) ?? "~" })
+        case .beaconBackend:
+            return Row(\.beacon.backend, reload: .restart, parse: P.beaconBackend, format: \.rawValue)
+        case .beaconFrameVersion:
+            return Row(\.beacon.frameVersion, reload: .restart, parse: P.beaconFrameVersion, format: { String($0) })
         case .beaconAdapter: return Row(\.beacon.adapter, reload: .restart, parse: P.adapter, format: { $0 })
         case .beaconInterval: return Row(\.beacon.interval, reload: .restart, duration: .beaconInterval)
         case .beaconHeartbeatURL:

@@ -184,6 +184,24 @@ package enum ConfigValueParser {
         return backend
     }
 
+    static func beaconBackend(_ value: RawConfigValue) throws(ConfigValueProblem) -> BeaconBackend {
+        let text = try scalar(value, expected: "a backend")
+        guard let backend = BeaconBackend(rawValue: text) else {
+            throw ConfigValueProblem("unknown backend \(quoted(text)) (expected hci or bluez)", at: value)
+        }
+        return backend
+    }
+
+    /// `beacon.frame_version`: the versions the transmitter sends (1 until the signed v3 frame).
+    static func beaconFrameVersion(_ value: RawConfigValue) throws(ConfigValueProblem) -> Int {
+        let version = try integer(value, in: 0...255, as: Int.self)
+        guard version == 1 else {
+            throw ConfigValueProblem(
+                "frame version \(version) is not one this beacond sends (1: GeoRacing v1)", at: value)
+        }
+        return version
+    }
+
     static func adapter(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
         let text = try string(value, expected: "an adapter name like hci0")
         guard text.utf8.count <= 64, !text.contains("/"), !text.contains(where: \.isWhitespace) else {

@@ -125,9 +125,12 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package struct Beacon: Hashable, Sendable {
         /// The zone advertised; nil: no transmitter.
         package var zone: UInt16?
+        package var backend = BeaconBackend.hci
         package var adapter = "hci0"
         /// Advertising interval, µs.
         package var interval: Int64 = 100_000
+        /// The GeoRacing frame version advertised: 1 (the signed v3 frame is to come).
+        package var frameVersion = 1
         /// GeoRacing's heartbeat to race control's panel; nil: none.
         package var heartbeatURL: String?
         package var heartbeatCAFile: String?

@@ -118,12 +118,15 @@ package final class Daemon {
         }
 
         do {
-            beacon = try BeaconOutput.make(configuration.beacon, stateDir: configuration.stateDir, logger: logger)
+            beacon = try BeaconOutput.make(
+                configuration.beacon, stateDir: configuration.stateDir,
+                followsRaceControl: configuration.remote.url != nil, logger: logger)
         } catch let error as WakeSignal.Failure {
             throw DaemonStartError(description: "beacon: cannot make its wake signal: \(errnoText(error.errno))")
         } catch {
             throw DaemonStartError(description: "beacon: \(error)")
         }
+        if let beacon, let mqtt { beacon.onStatusChange { mqtt.transmitterChanged($0) } }
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
         let devices = NearbyDeviceTable()

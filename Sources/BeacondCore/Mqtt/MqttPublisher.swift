@@ -39,6 +39,9 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
     /// The last published state.
     private var lastState: StateMessage?
     private var raceControl: RaceControlPart?
+    /// The node's own transmitter, when it has one (`transmitterChanged`).
+    private var transmitter: BeaconStatus?
+    private let eventLoop: any EventLoop
 
     /// `eventLoop` is the hub's, on which it receives the hub's events.
     package init(settings: DaemonConfiguration.Mqtt, eventLoop: any EventLoop, logger: Logger) throws {
@@ -50,6 +53,7 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
             throw MosquittoClient.SetupError(description: "mqtt.url: \(error.reason)")
         }
         self.url = url
+        self.eventLoop = eventLoop
         let node = settings.resolvedNode
         topics = MqttTopics(prefix: settings.topicPrefix, node: node)
         qosState = Int32(settings.qosState)
@@ -120,9 +124,18 @@ package final class MqttPublisher: HubOutput, @unchecked Sendable {
         }
     }
 
+    /// The node's transmitter changed (from any thread): its status goes into the state payload.
+    package func transmitterChanged(_ status: BeaconStatus) {
+        eventLoop.execute { [self] in
+            transmitter = status
+            offerState()
+        }
+    }
+
     private func offerState() {
         guard let lastState else { return }
-        let payload = MqttPayload.state(lastState, node: topics.node, run: run, raceControl: raceControl)
+        let payload = MqttPayload.state(
+            lastState, node: topics.node, run: run, raceControl: raceControl, transmitter: transmitter)
         outbox.update { $0.offer(state: payload) }
     }
 

@@ -3,6 +3,8 @@ import BeacondCore
 import CircuitState
 import Logging
 
+extension BeaconBackend: ExpressibleByArgument {}
+
 struct BeaconCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon",
@@ -15,12 +17,15 @@ struct BeaconCommand: AsyncParsableCommand {
             fresh; never what was heard over Bluetooth. Without a fresh mode it advertises nothing \
             and says why. Its state goes to stderr, one line per change. SIGHUP re-reads \
             --mode-file; SIGTERM or SIGINT stops advertising and exits. The hci backend needs \
-            CAP_NET_RAW and may share the adapter with `beacond run`'s scanner.
+            CAP_NET_RAW; the bluez backend needs bluetoothd and its D-Bus policy's permission. \
+            Either may share the adapter with `beacond run`'s scanner.
             """
     )
 
-    @Option(help: ArgumentHelp("The radio: hci (raw HCI).", valueName: "backend"))
-    var backend = "hci"
+    @Option(
+        help: ArgumentHelp(
+            "The radio: hci (raw HCI, CAP_NET_RAW) or bluez (through bluetoothd).", valueName: "backend"))
+    var backend = BeaconBackend.hci
 
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter = "hci0"
@@ -75,9 +80,6 @@ struct BeaconCommand: AsyncParsableCommand {
     var logLevel = "info"
 
     func validate() throws {
-        guard backend == "hci" else {
-            throw ValidationError("--backend \(backend): this version advertises with hci only")
-        }
         guard frameVersion == 1 else { throw ValidationError("--frame-version \(frameVersion): this version sends 1") }
         let sources = [mode != nil || modeFile != nil, remoteURL != nil, socket != nil].filter { $0 }.count
         guard sources == 1 else {
@@ -113,14 +115,13 @@ struct BeaconCommand: AsyncParsableCommand {
             } else {
                 .handSet(mode.flatMap { TrackMode(remoteName: $0) }, modeFile: modeFile)
             }
-        var radio = HCIAdvertiser.Configuration(adapter: adapter)
-        radio.interval = interval.micros
+        let radio = BeaconRadio(backend: backend, adapter: adapter, interval: interval.micros)
         let heartbeat = heartbeatURL.map { url in
             BeaconHeartbeat.Configuration(
                 url: url, caFile: heartbeatCAFile, uid: uid ?? BeaconHeartbeat.defaultUID(), hasScreen: false)
         }
         let status = await StandaloneBeacon.run(
-            transmitter: .init(zone: zone, backend: backend, adapter: adapter, stateDir: kept), radio: radio,
+            transmitter: .init(zone: zone, backend: backend.rawValue, adapter: adapter, stateDir: kept), radio: radio,
             source: source, heartbeat: heartbeat, logger: logger)
         if status != 0 { throw ExitCode(status) }
     }

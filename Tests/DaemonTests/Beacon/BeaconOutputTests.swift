@@ -15,7 +15,10 @@ final class RecordingAdvertiser: BeaconAdvertiserBackend {
     var state: AdvertiserState {
         sent.withLock { $0.last.map { $0 == nil ? .idle : .advertising(mode: "legacy") } ?? .starting }
     }
-    var frames: Int { sent.withLock { $0.count { $0 != nil } } }
+    /// As the real radios count: each change to new data once.
+    var frames: Int {
+        sent.withLock { sent in sent.indices.count { sent[$0] != nil && ($0 == 0 || sent[$0 - 1] != sent[$0]) } }
+    }
     var restarts: Int { 0 }
     func set(_ data: [UInt8]?) { sent.withLock { $0.append(data) } }
     func run() async throws {}
@@ -46,7 +49,7 @@ final class RecordingAdvertiser: BeaconAdvertiserBackend {
         let transmitter = BeaconTransmitter(
             configuration: .init(zone: 7, backend: "hci", adapter: "hci0", stateDir: nil), backend: radio,
             logger: Logger(label: "test"))
-        let output = BeaconOutput(transmitter: transmitter, logger: Logger(label: "test"))
+        let output = BeaconOutput(transmitter: transmitter, followsRaceControl: false, logger: Logger(label: "test"))
         hub.connect([output])
         return (hub, loop, clock, radio, output)
     }
@@ -108,5 +111,25 @@ final class RecordingAdvertiser: BeaconAdvertiserBackend {
             $0.series.family.name == "beacond_beacon_advertising"
         }
         #expect(advertising?.value == 1)
+    }
+
+    /// What MQTT's state payload is given: the status at each change of plan or radio state, not
+    /// at every publication, and never the heartbeat's counts.
+    @Test func statusChangesAreToldOnceEach() {
+        let (hub, loop, clock, _, output) = Self.make()
+        hub.start(checkClockEvery: nil)
+        defer { hub.stop() }
+        let told = Mutex<[BeaconStatus]>([])
+        output.onStatusChange { status in told.withLock { $0.append(status) } }
+        #expect(told.withLock { $0.map(\.state) } == ["silent"])
+        hub.remoteFetched(RemoteSnapshot(globalMode: "RED_FLAG"))
+        hub.remoteFetched(RemoteSnapshot(globalMode: "RED_FLAG"))
+        clock.time += 16 * Self.second
+        loop.advanceTime(by: .hours(2))
+        let states = told.withLock { $0 }
+        #expect(states.map(\.state) == ["silent", "advertising", "silent"])
+        #expect(states[1].mode == "red_flag" && states[1].sequence == 0 && states[1].frames == 1)
+        #expect(states[2].detail?.hasPrefix("race control's state is stale") == true)
+        #expect(states.allSatisfy { $0.heartbeat == nil })
     }
 }

@@ -72,6 +72,8 @@ import Testing
               qos_state: 2
             beacon:
               zone: 7
+              backend: bluez
+              frame_version: 1
               adapter: hci2
               interval: 0.5
               heartbeat_url: https://panel.venue/api/beacons/heartbeat
@@ -85,7 +87,9 @@ import Testing
         let scratch = ConfigScratch()
         let configuration = try scratch.load(Self.everyKeyFile(scratch))
         let defaults = DaemonConfiguration()
-        for key in ConfigKey.allCases {
+        // Keys with one value today: beacon.frame_version is 1 until the signed v3 frame.
+        let singleValued: Set<ConfigKey> = [.beaconFrameVersion]
+        for key in ConfigKey.allCases where !singleValued.contains(key) {
             #expect(configuration.describe(key) != defaults.describe(key), "\(key.rawValue)")
         }
     }

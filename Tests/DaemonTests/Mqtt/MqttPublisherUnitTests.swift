@@ -69,6 +69,17 @@ import Testing
         #expect(decoded.raceControl == RaceControlPart(mode: "red_flag", lastUpdated: "2026-11-23T04:00:00Z"))
         let none = MqttPayload.state(message, node: "n", raceControl: nil)
         #expect(String(decoding: none, as: UTF8.self).hasSuffix(#""race_control":null}"#))
+        // A node that advertises adds its transmitter (status.beacon without the heartbeat).
+        var transmitter = BeaconStatus(backend: "bluez", adapter: "hci1", zone: 8)
+        transmitter.state = "silent"
+        transmitter.detail = "race control's state is stale"
+        let advertising = MqttPayload.state(message, node: "n", raceControl: nil, transmitter: transmitter)
+        #expect(
+            String(decoding: advertising, as: UTF8.self).hasSuffix(
+                #""race_control":null,"transmitter":{"backend":"bluez","adapter":"hci1","zone":8,"state":"silent","#
+                    + #""detail":"race control's state is stale","mode":null,"seq":null,"temperature":null,"#
+                    + #""frame":null,"frames":0,"restarts":0}}"#))
+        #expect(try JSONDecoder().decode(MqttStateMessage.self, from: Data(advertising)).message == message)
         // The socket's own state line, without `node` and `race_control`, is the same JSON otherwise.
         let socket = try #require(JSONSerialization.jsonObject(with: Data(message.line)) as? [String: Any])
         let mqtt = try #require(JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])

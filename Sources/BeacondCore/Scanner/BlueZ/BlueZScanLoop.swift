@@ -4,7 +4,7 @@ import Foundation
 import Logging
 
 /// Why the scanner is down; each is retried.
-enum BlueZScannerFailure {
+enum BlueZScannerFailure: Sendable {
     case noBus(DBusCallError)
     case busLost
     case noBluetoothd
@@ -15,6 +15,8 @@ enum BlueZScannerFailure {
     case accessDenied(DBusCallError)
     case callFailed(DBusCallError)
     case malformed(String)
+    /// bluetoothd dropped the transmitter's advertisement (it called Release).
+    case advertisementReleased(String)
 
     var text: String {
         switch self {
@@ -32,6 +34,7 @@ enum BlueZScannerFailure {
                 + "(\(error.message))"
         case .callFailed(let error): "\(error)"
         case .malformed(let text): text
+        case .advertisementReleased(let name): "bluetoothd released the advertisement on \(name)"
         }
     }
 }
