@@ -168,12 +168,15 @@ def frames_group(directory):
     check("frames: the 5- and 13-byte user beacons were counted apart, none rejected",
           0 < counters.get("user_beacons", 0) <= sent and counters.get("rejected_frames") == 0,
           f"user_beacons {counters.get('user_beacons')} of {sent} sent, rejected {counters.get('rejected_frames')}")
-    shared = [line["msg"]["signal"] for line in lines(f"{directory}/share-scan.jsonl")
-              if (line["msg"].get("signal") or {}).get("zone") == 5]
-    check("share: beacond beacon on hci1, the daemon's scanning adapter, was heard on hci0 while the daemon "
-          "heard hci2's frames", bool(shared) and all(s["mode"] == "red_flag" for s in shared)
-          and "beacon transmitter on hci1: legacy advertising commands" in text(f"{directory}/share-beacon.log")
-          and text(f"{directory}/share-beacon.rc").strip() == "0", f"{len(shared)} frames of zone 5")
+    heard = [m["beacon"] for m in (line["msg"] for line in lines(f"{directory}/share-states.jsonl"))
+             if m.get("type") == "beacon" and m["beacon"].get("zone") == 5]
+    transmitter = (lines(f"{directory}/share-status.json") or [{}])[0].get("beacon") or {}
+    check("share: a second daemon's beacon: section (hci) advertised race control's red flag on hci1, the first "
+          "daemon's scanning adapter, and heard it on hci0, while the first heard hci2's frames",
+          bool(heard) and all(b["mode"] == "red_flag" for b in heard) and heard[0].get("temperature") == 20
+          and transmitter.get("backend") == "hci" and transmitter.get("state") == "advertising"
+          and text(f"{directory}/share-beacond.rc").strip() == "0",
+          f"{len(heard)} beacon messages of zone 5, transmitter {transmitter.get('state')}")
     keys = sorted({b.get("key", "") for b in status.get("beacons") or []})
     check("frames: the beacons heard are circuit beacons and the command's sender, no user beacon",
           any(k.startswith("command @ ") for k in keys) and all(k.startswith(("zone ", "command @ ")) for k in keys),

@@ -33,24 +33,27 @@ echo "$?" >"$results/beacon.rc"
 # The staff app's command frames and the attendee app's user beacons (5 and 13 bytes) from hci2,
 # once zone 7's last claim has expired: evacuate is fused circuit-wide, keyed by its sender, and
 # normal clears it long before its 30 s; the user beacons are counted and never fused.
-# Meanwhile a transmitter shares the daemon's adapter: zone 5 from hci1, heard by beacond scan on hci0.
+# Meanwhile a second daemon's beacon: section (hci backend) advertises race control's red flag for
+# zone 5 on hci1, the adapter the first daemon scans, and the second daemon hears it on hci0.
 wait_for "legacy: zone 7's claim expired" 20 last_mode_is unknown "$results/legacy-states.jsonl"
 adapter_up hci2 || exit 1
-"$beacond" scan --adapter hci0 --json 2>"$results/share-scan.err" |
-	python3 "$stack/subscribe.py" - "$results/share-scan.jsonl" &
-share_scan_pid=$!
-wait_for "legacy: beacond scan up on hci0" 30 grep -q "scanner up" "$results/share-scan.err" || exit 1
-"$beacond" beacon --adapter hci1 --zone 5 --mode red_flag --state-dir /tmp/share-state \
-	>"$results/share-beacon.log" 2>&1 &
+echo '{"global_mode": "RED_FLAG", "temperature": "20°C"}' >/tmp/share-rc.json
+printf 'beacon:\n  zone: 5\n  backend: hci\n  adapter: hci1\n' >/tmp/share.yaml
+mkdir -p /tmp/share-state
+"$beacond" run --adapter hci0 --socket /tmp/share.sock --state-dir /tmp/share-state --config /tmp/share.yaml \
+	--remote-url file:///tmp/share-rc.json --log-level debug >"$results/share-beacond.log" 2>&1 &
 share_pid=$!
+python3 "$stack/subscribe.py" /tmp/share.sock "$results/share-states.jsonl" --wait 60 --beacons \
+	2>>"$results/share-subscribe.log" &
+wait_for "share: scanner up" 60 scanner_state_count 1 up "$results/share-states.jsonl" || exit 1
 advertiser=hci2 advertise legacy-frames hex:0112345678:1 hex:01a1b2c3d4422a8f5c3fa1cac1:1 hex:ff01:2 \
 	hex:ff00:2 || exit 1
 wait_for "legacy: the command's claim cleared" 10 last_mode_is unknown "$results/legacy-states.jsonl"
-wait_for "legacy: zone 5 from hci1 heard on hci0" 10 scan_heard "$results/share-scan.jsonl" 5:red_flag
-stop_pid "$share_pid" 10
-echo "$?" >"$results/share-beacon.rc"
-pkill -INT -f "beacond scan --adapter hci0" 2>/dev/null
-wait "$share_scan_pid" 2>/dev/null
+wait_for "share: zone 5 from hci1 heard on hci0" 10 grep -q '"zone": 5, .*"mode": "red_flag"' \
+	"$results/share-states.jsonl"
+"$beacond" status --socket /tmp/share.sock --json >"$results/share-status.json" 2>>"$results/share-status.err"
+stop_pid "$share_pid" 20
+echo "$?" >"$results/share-beacond.rc"
 "$beacond" status --socket /tmp/legacy.sock --json >"$results/legacy-status.json" 2>>"$results/legacy-status.err"
 daemon_stop legacy
 exit 0
