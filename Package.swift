@@ -21,6 +21,9 @@ let package = Package(
         // `beacond run --metrics`: swift-metrics handles rendered by swift-prometheus (docs/metrics.md).
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        // HMAC-SHA256, HKDF and SHA-256 for signed v3 frames (docs/security.md); already built for
+        // swift-certificates (async-http-client), so no new code is compiled.
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
     ],
     targets: [
         // Thin C shim over libbluetooth and libdbus: only what Swift cannot do cleanly.
@@ -85,6 +88,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The executable: `@main` and one command per subcommand.

@@ -11,7 +11,7 @@ struct Beacond: AsyncParsableCommand {
         version: BeacondVersion.current,
         subcommands: [
             RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
-            KioskCommand.self, WatchCommand.self, VenueCommand.self, BeaconCommand.self,
+            KioskCommand.self, WatchCommand.self, VenueCommand.self, BeaconCommand.self, KeysCommand.self,
         ]
     )
 }

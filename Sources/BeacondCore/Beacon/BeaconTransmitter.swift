@@ -159,7 +159,7 @@ package final class BeaconTransmitter: Sendable {
 
     /// The frame's bytes after the company id, as lower-case hex (as `replay --json` prints them).
     static func hex(_ signal: GeoRacingSignal) -> String {
-        signal.encoded().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        HexText.string(signal.encoded())
     }
 
     package var plan: BeaconPlan { shared.withLock { $0.plan } }

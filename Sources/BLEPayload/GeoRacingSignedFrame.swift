@@ -1,0 +1,195 @@
+/// A GeoRacing v3 frame: a circuit or staff claim authenticated with a venue key, 24 bytes after
+/// the company id, so that it fits one legacy advertisement with the Flags structure (31 bytes:
+/// 3 of Flags, 4 of manufacturer header). Multi-byte fields are big-endian (docs/frames.md):
+///
+/// `[3][key id << 4 | kind][zone u16][mode][flags][sequence u16][ttl_s][temperature][T u32]
+/// [source_id u16][tag 8]`
+///
+/// T is the signing time in whole seconds of wall clock (Unix time, unsigned 32-bit). The tag is
+/// HMAC-SHA256 of the domain string, the company id and the 16 bytes before it, with the key of
+/// `keyID` for T's day, cut to 8 bytes (`GeoRacingSignedFrame.message`); this type only lays the
+/// bytes out: checking the tag takes a key, which the daemon holds.
+public struct GeoRacingSignedFrame: Hashable, Sendable {
+    /// The version byte.
+    public static let version: UInt8 = 3
+    /// The frame's length after the company id.
+    public static let length = 24
+    /// The bytes the tag covers, from the version byte.
+    public static let signedLength = 16
+    /// The tag's length: HMAC-SHA256 cut to 64 bits.
+    public static let tagLength = 8
+    /// The domain-separation string that starts every authenticated message.
+    public static let domain: [UInt8] = Array("GeoRacing-v3".utf8)
+
+    /// Who the frame speaks for (the low 4 bits of byte 1).
+    public enum Kind: Hashable, Sendable {
+        /// A circuit beacon: a zone's claim (v1's meaning).
+        case circuit
+        /// A staff device: `sourceID` is its id (v2's meaning).
+        case staff
+        /// A kind this version does not know (2–15): it claims nothing.
+        case other(UInt8)
+
+        public init(rawValue: UInt8) {
+            switch rawValue & 0x0F {
+            case 0: self = .circuit
+            case 1: self = .staff
+            default: self = .other(rawValue & 0x0F)
+            }
+        }
+
+        public var rawValue: UInt8 {
+            switch self {
+            case .circuit: 0
+            case .staff: 1
+            case .other(let raw): raw & 0x0F
+            }
+        }
+    }
+
+    /// The mode byte. v3 carries every mode: v1's four with v1's numbers, then yellow flag, VSC and
+    /// "unknown" (race control has no state: it claims nothing). Any other byte is kept raw.
+    public enum Mode: Hashable, Sendable {
+        case normal
+        case safetyCar
+        case redFlag
+        case evacuation
+        case yellowFlag
+        case vsc
+        case unknown
+        case other(UInt8)
+
+        public init(rawValue: UInt8) {
+            switch rawValue {
+            case 0: self = .normal
+            case 1: self = .safetyCar
+            case 2: self = .redFlag
+            case 3: self = .evacuation
+            case 4: self = .yellowFlag
+            case 5: self = .vsc
+            case 6: self = .unknown
+            default: self = .other(rawValue)
+            }
+        }
+
+        public var rawValue: UInt8 {
+            switch self {
+            case .normal: 0
+            case .safetyCar: 1
+            case .redFlag: 2
+            case .evacuation: 3
+            case .yellowFlag: 4
+            case .vsc: 5
+            case .unknown: 6
+            case .other(let raw): raw
+            }
+        }
+
+        /// The name in JSON output and the socket protocol; "unknown" for any byte not listed.
+        public var name: String {
+            switch self {
+            case .normal: "normal"
+            case .safetyCar: "safety_car"
+            case .redFlag: "red_flag"
+            case .evacuation: "evacuation"
+            case .yellowFlag: "yellow_flag"
+            case .vsc: "vsc"
+            case .unknown, .other: "unknown"
+            }
+        }
+    }
+
+    /// 0–15: which of the venue's keys signed it.
+    public var keyID: UInt8
+    public var kind: Kind
+    public var zone: UInt16
+    public var mode: Mode
+    public var flags: UInt8
+    public var sequence: UInt16
+    /// Time to live in seconds.
+    public var ttl: UInt8
+    /// Whole °C, unsigned, as v1's optional byte (0 when the sender has none).
+    public var temperature: UInt8
+    /// The signing time, whole seconds since 1970 (UTC).
+    public var signedAt: UInt32
+    /// The staff device's id; 0 for a circuit beacon.
+    public var sourceID: UInt16
+    public var tag: [UInt8]
+
+    public init(
+        keyID: UInt8, kind: Kind, zone: UInt16, mode: Mode, flags: UInt8 = 0, sequence: UInt16, ttl: UInt8,
+        temperature: UInt8 = 0, signedAt: UInt32, sourceID: UInt16 = 0,
+        tag: [UInt8] = [UInt8](repeating: 0, count: GeoRacingSignedFrame.tagLength)
+    ) {
+        self.keyID = keyID & 0x0F
+        self.kind = kind
+        self.zone = zone
+        self.mode = mode
+        self.flags = flags
+        self.sequence = sequence
+        self.ttl = ttl
+        self.temperature = temperature
+        self.signedAt = signedAt
+        self.sourceID = sourceID
+        self.tag = Array(tag.prefix(Self.tagLength)) + [UInt8](repeating: 0, count: max(0, Self.tagLength - tag.count))
+    }
+
+    /// Lays out a v3 frame (the manufacturer data after the company id). Its tag is not checked here.
+    public init(parsing payload: UnsafeRawBufferPointer) throws(GeoRacingRejection) {
+        guard payload.first == Self.version else { throw .badVersion }
+        guard payload.count == Self.length else { throw .badLength }
+        @inline(__always) func be16(_ at: Int) -> UInt16 { UInt16(payload[at]) << 8 | UInt16(payload[at + 1]) }
+        keyID = payload[1] >> 4
+        kind = Kind(rawValue: payload[1])
+        zone = be16(2)
+        mode = Mode(rawValue: payload[4])
+        flags = payload[5]
+        sequence = be16(6)
+        ttl = payload[8]
+        temperature = payload[9]
+        signedAt = UInt32(be16(10)) << 16 | UInt32(be16(12))
+        sourceID = be16(14)
+        tag = Array(payload[Self.signedLength..<Self.length])
+    }
+
+    /// Lays out a v3 frame from any byte collection.
+    public init(parsing payload: some Collection<UInt8>) throws(GeoRacingRejection) {
+        let bytes = Array(payload)
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(GeoRacingRejection) in try GeoRacingSignedFrame(parsing: raw) }
+        }
+        self = try result.get()
+    }
+
+    /// The 16 bytes the tag covers: everything before it.
+    public var signedPart: [UInt8] {
+        var bytes: [UInt8] = [Self.version, keyID << 4 | kind.rawValue]
+        bytes.reserveCapacity(Self.length)
+        func be16(_ value: UInt16) { bytes += [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)] }
+        be16(zone)
+        bytes += [mode.rawValue, flags]
+        be16(sequence)
+        bytes += [ttl, temperature]
+        be16(UInt16(signedAt >> 16))
+        be16(UInt16(truncatingIfNeeded: signedAt))
+        be16(sourceID)
+        return bytes
+    }
+
+    /// The frame as a beacon sends it (without the company id).
+    public func encoded() -> [UInt8] { signedPart + tag }
+
+    /// What the tag authenticates: the domain string, the company id as on the air (little-endian)
+    /// and the signed part.
+    public static func message(signedPart: [UInt8], companyID: UInt16) -> [UInt8] {
+        domain + [UInt8(truncatingIfNeeded: companyID), UInt8(companyID >> 8)] + signedPart
+    }
+
+    /// Complete advertising data carrying this frame: flags, then the manufacturer data (31 bytes).
+    public func advertisingData(companyID: UInt16 = GeoRacingSignal.defaultCompanyID) -> [UInt8] {
+        var builder = AdvertisingDataBuilder()
+        builder.appendFlags(0x06)
+        builder.appendManufacturerData(companyID: companyID, payload: encoded())
+        return builder.bytes
+    }
+}

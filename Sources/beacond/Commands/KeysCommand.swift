@@ -1,0 +1,39 @@
+import ArgumentParser
+import BeacondCore
+import Foundation
+
+struct KeysCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Make and inspect the venue keys that sign GeoRacing v3 frames.",
+        discussion: """
+            Signed v3 frames (docs/security.md) carry a tag made with a venue key. A key file holds \
+            one key per line: "key ID HEX" (a venue key, which derives one key per UTC day) or \
+            "day-key ID YYYY-MM-DD HEX" (one day's key alone). It must be mode 0600 or 0400.
+            """,
+        subcommands: [NewKeyCommand.self]
+    )
+}
+
+struct NewKeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "new",
+        abstract: "Print a key file holding one new venue key.",
+        discussion: """
+            The key is 32 bytes from the kernel's random source (getrandom). Save it with a mode \
+            only its owner can read: (umask 077; beacond keys new --id 1 > /etc/beacond/venue.keys)
+            """
+    )
+
+    @Option(help: ArgumentHelp("The key id, 0 to 15: the frame says which key signed it.", valueName: "id"))
+    var id: UInt8
+
+    func validate() throws {
+        guard id <= 15 else { throw ValidationError("--id \(id): a key id is 0 to 15") }
+    }
+
+    func run() throws {
+        let now = TimeFormat.iso8601(micros: MonotonicClock.wallMicros(), fractionDigits: 0)
+        FileHandle.standardOutput.write(Data(VenueKeyFile.newKeyFile(id: id, createdAt: now).utf8))
+    }
+}
