@@ -3,6 +3,8 @@
 //   very same bytes (encode(decode(b)) == b).
 // - A frame built from the bytes' fields: decode(encode(x)) == x, alone and inside advertising
 //   data for any company id.
+// - The v3 layout (GeoRacingSignedFrame): only 24 bytes of version 3 lay out, and re-encode to
+//   themselves; never both a v3 frame and a signal.
 import BLEPayload
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -26,6 +28,13 @@ public func fuzzGeoRacingPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
             user.carriesLocation ? (Float(bitPattern: 0), Float(bitPattern: 0)) : nil
         let again = GeoRacingUserBeacon.frame(uidHash: user.uidHash, location: location)
         fuzzCheck(Array(again.prefix(5)) == Array(bytes.prefix(5)), "user beacon \(bytes) re-encodes to \(again)")
+    }
+
+    let signed = Result { () throws(GeoRacingRejection) in try GeoRacingSignedFrame(parsing: input.bytes) }
+    if case .success(let frame) = signed {
+        fuzzCheck(frame.encoded() == bytes, "v3 \(bytes) re-encodes to \(frame.encoded())")
+        fuzzCheck(bytes.count == 24 && bytes[0] == 3, "laid out a \(bytes.count)-byte v3 frame")
+        fuzzCheck((try? fromBuffer.get()) == nil, "\(bytes) is both a v3 frame and a signal")
     }
 
     let version = GeoRacingSignal.Version.allCases[Int(input.u8()) % GeoRacingSignal.Version.allCases.count]
@@ -60,6 +69,10 @@ func fuzzSeeds(_ sources: SeedSources) -> [[UInt8]] {
         GeoRacingSignal.staff(sourceID: 0xDEAD_BEEF, zone: 3, mode: .safetyCar, sequence: 1, ttl: 120).encoded(),
         GeoRacingSignal.circuit(zone: 2, mode: .unknown(9), sequence: 3).encoded(),
         [], [1], [2], [3, 0, 0, 0, 0, 0, 0, 0],
+        GeoRacingSignedFrame(
+            keyID: 1, kind: .circuit, zone: 7, mode: .evacuation, sequence: 42, ttl: 10, temperature: 12,
+            signedAt: 1_795_852_800
+        ).encoded(),
     ]
     for report in sources.reports(limit: 5_000) {
         report.withReport { report in
