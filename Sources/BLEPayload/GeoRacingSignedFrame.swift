@@ -48,55 +48,27 @@ public struct GeoRacingSignedFrame: Hashable, Sendable {
     }
 
     /// The mode byte. v3 carries every mode: v1's four with v1's numbers, then yellow flag, VSC and
-    /// "unknown" (race control has no state: it claims nothing). Any other byte is kept raw.
-    public enum Mode: Hashable, Sendable {
-        case normal
-        case safetyCar
-        case redFlag
-        case evacuation
-        case yellowFlag
-        case vsc
-        case unknown
-        case other(UInt8)
+    /// "unknown" (race control has no state: it claims nothing). Any other byte is kept as sent.
+    public struct Mode: Hashable, Sendable {
+        public let rawValue: UInt8
 
-        public init(rawValue: UInt8) {
-            switch rawValue {
-            case 0: self = .normal
-            case 1: self = .safetyCar
-            case 2: self = .redFlag
-            case 3: self = .evacuation
-            case 4: self = .yellowFlag
-            case 5: self = .vsc
-            case 6: self = .unknown
-            default: self = .other(rawValue)
-            }
-        }
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-        public var rawValue: UInt8 {
-            switch self {
-            case .normal: 0
-            case .safetyCar: 1
-            case .redFlag: 2
-            case .evacuation: 3
-            case .yellowFlag: 4
-            case .vsc: 5
-            case .unknown: 6
-            case .other(let raw): raw
-            }
-        }
+        public static let normal = Mode(rawValue: 0)
+        public static let safetyCar = Mode(rawValue: 1)
+        public static let redFlag = Mode(rawValue: 2)
+        public static let evacuation = Mode(rawValue: 3)
+        public static let yellowFlag = Mode(rawValue: 4)
+        public static let vsc = Mode(rawValue: 5)
+        public static let unknown = Mode(rawValue: 6)
 
-        /// The name in JSON output and the socket protocol; "unknown" for any byte not listed.
-        public var name: String {
-            switch self {
-            case .normal: "normal"
-            case .safetyCar: "safety_car"
-            case .redFlag: "red_flag"
-            case .evacuation: "evacuation"
-            case .yellowFlag: "yellow_flag"
-            case .vsc: "vsc"
-            case .unknown, .other: "unknown"
-            }
-        }
+        private static let names = ["normal", "safety_car", "red_flag", "evacuation", "yellow_flag", "vsc", "unknown"]
+
+        /// One of the seven modes (0–6).
+        public var isDefined: Bool { Int(rawValue) < Self.names.count }
+
+        /// The name in JSON output and the socket protocol; "unknown" for a byte not defined.
+        public var name: String { isDefined ? Self.names[Int(rawValue)] : "unknown" }
     }
 
     /// 0–15: which of the venue's keys signed it.

@@ -15,8 +15,24 @@ package protocol BeaconAdvertiserBackend: AnyObject, Sendable {
     func stop()
 }
 
-extension HCIAdvertiser: BeaconAdvertiserBackend {}
-extension BlueZAdvertiser: BeaconAdvertiserBackend {}
+/// A radio whose data, state and counts are kept by an `AdvertiserControl` (both of beacond's).
+package protocol ControlledAdvertiser: BeaconAdvertiserBackend {
+    var control: AdvertiserControl { get }
+}
+
+extension ControlledAdvertiser {
+    /// Advertising data to send (a complete AD payload), or nil to stop advertising.
+    package func set(_ data: [UInt8]?) { control.set(data) }
+    package var state: AdvertiserState { control.state }
+    /// Frames handed to the radio (each change of data once).
+    package var frames: Int { control.frames }
+    /// Times the adapter (or bluetoothd) was lost and the frame advertised again.
+    package var restarts: Int { control.restarts }
+    package func stop() { control.stop() }
+}
+
+extension HCIAdvertiser: ControlledAdvertiser {}
+extension BlueZAdvertiser: ControlledAdvertiser {}
 
 /// How the transmitter reaches the radio.
 package enum BeaconBackend: String, Hashable, Sendable, CaseIterable {

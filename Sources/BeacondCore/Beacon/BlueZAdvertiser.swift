@@ -45,7 +45,7 @@ package final class BlueZAdvertiser: Sendable {
     }
 
     package let configuration: Configuration
-    private let control: AdvertiserControl
+    package let control: AdvertiserControl
     private let logger: Logger
 
     package init(
@@ -55,15 +55,6 @@ package final class BlueZAdvertiser: Sendable {
         self.logger = logger
         control = try AdvertiserControl(logger: logger, onState: onState)
     }
-
-    /// Advertising data to send (a complete AD payload: its manufacturer data is advertised),
-    /// or nil to stop advertising.
-    package func set(_ data: [UInt8]?) { control.set(data) }
-    package var state: AdvertiserState { control.state }
-    /// Advertisements bluetoothd accepted (each change of data once).
-    package var frames: Int { control.frames }
-    /// Times the advertisement was registered again after bluetoothd or the adapter was lost.
-    package var restarts: Int { control.restarts }
 
     /// Runs until `stop()` or cancellation; returns once the advertisement is unregistered.
     /// Throws when the system bus's policy refuses us before we were ever up.
@@ -80,8 +71,6 @@ package final class BlueZAdvertiser: Sendable {
             if let failure { throw BlueZScannerError(description: failure.text) }
         }
     }
-
-    package func stop() { control.stop() }
 
     /// The manufacturer-specific AD structures of `data`, as ManufacturerData's `a{qv}`.
     static func manufacturerData(_ data: [UInt8]) -> DBusValue {

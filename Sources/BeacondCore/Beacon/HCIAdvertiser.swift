@@ -26,7 +26,7 @@ package final class HCIAdvertiser: Sendable {
 
     package let configuration: Configuration
     private let opener: Opener
-    private let control: AdvertiserControl
+    package let control: AdvertiserControl
     private let logger: Logger
 
     package init(
@@ -39,14 +39,6 @@ package final class HCIAdvertiser: Sendable {
         control = try AdvertiserControl(logger: logger, onState: onState)
     }
 
-    /// Advertising data to send (a complete AD payload), or nil to stop advertising.
-    package func set(_ data: [UInt8]?) { control.set(data) }
-    package var state: AdvertiserState { control.state }
-    /// Frames handed to the controller (each change of data once).
-    package var frames: Int { control.frames }
-    /// Times the adapter was reopened after it was lost.
-    package var restarts: Int { control.restarts }
-
     /// Runs until `stop()` or cancellation; returns when advertising is disabled. Throws a
     /// permanent failure before the adapter was ever up (no Bluetooth, no permission).
     package func run() async throws {
@@ -54,8 +46,6 @@ package final class HCIAdvertiser: Sendable {
             if let error = lifecycle() { throw error }
         }
     }
-
-    package func stop() { control.stop() }
 
     private var adapter: String { configuration.adapter }
     private var teardownTimeout: Int64 { min(configuration.commandTimeout, 500_000) }
