@@ -48,14 +48,11 @@ package struct BeaconRadio: Hashable, Sendable {
     package var adapter: String
     /// Advertising interval, µs.
     package var interval: Int64
-    /// The bluez backend's D-Bus address; nil for the system bus.
-    package var busAddress: String?
 
-    package init(backend: BeaconBackend, adapter: String, interval: Int64, busAddress: String? = nil) {
+    package init(backend: BeaconBackend, adapter: String, interval: Int64) {
         self.backend = backend
         self.adapter = adapter
         self.interval = interval
-        self.busAddress = busAddress
     }
 
     package func makeAdvertiser(
@@ -69,7 +66,6 @@ package struct BeaconRadio: Hashable, Sendable {
         case .bluez:
             var configuration = BlueZAdvertiser.Configuration(adapter: adapter)
             configuration.interval = interval
-            configuration.busAddress = busAddress
             return try BlueZAdvertiser(configuration: configuration, logger: logger, onState: onState)
         }
     }
