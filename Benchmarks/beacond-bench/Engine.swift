@@ -139,6 +139,8 @@ func fold(_ outcome: IngestOutcome) -> Int {
     case .filtered(let reason): 6 + (IngestFilter.allCases.firstIndex(of: reason) ?? 0)
     case .refused: 16
     case .contested(let started): started ? 17 : 18
+    case .belowSigned: 19
+    case .unverified(let reason): 20 + (SignatureRejection.allCases.firstIndex(of: reason) ?? 0)
     }
 }
 

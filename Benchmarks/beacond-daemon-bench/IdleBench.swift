@@ -34,7 +34,7 @@ enum IdleBench {
         let capture = directory + "/race-weekend.btsnoop"
         let socket = directory + "/beacond.sock"
         let log = directory + "/beacond.log"
-        try FileOutput.write(ExampleCapture.raceWeekend(), to: capture)
+        try FileOutput.write(ExampleCapture.raceWeekend() ?? [], to: capture)
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: daemon)

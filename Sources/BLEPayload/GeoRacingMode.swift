@@ -1,12 +1,21 @@
 /// The mode byte of a GeoRacing frame.
+///
+/// v1 and v2 know four modes (0–3); v3 also carries yellow flag (4) and VSC (5). `init(rawValue:)`
+/// reads a v1 or v2 byte, so 4 and 5 are `.unknown` there; `init(v3RawValue:)` reads a v3 byte.
+/// `rawValue` is the byte as sent either way.
 public enum GeoRacingMode: Hashable, Sendable {
     case normal
     case safetyCar
     case redFlag
     case evacuation
+    /// v3 only.
+    case yellowFlag
+    /// v3 only.
+    case vsc
     /// A mode byte this version does not know; the raw value is kept.
     case unknown(UInt8)
 
+    /// A v1 or v2 mode byte.
     public init(rawValue: UInt8) {
         switch rawValue {
         case 0: self = .normal
@@ -17,12 +26,24 @@ public enum GeoRacingMode: Hashable, Sendable {
         }
     }
 
+    /// A v3 mode byte: v1's four, then 4 yellow flag and 5 VSC. 6 is v3's "unknown" (race control
+    /// has no state), which claims nothing, as any byte not defined.
+    public init(v3RawValue rawValue: UInt8) {
+        switch rawValue {
+        case 4: self = .yellowFlag
+        case 5: self = .vsc
+        default: self.init(rawValue: rawValue)
+        }
+    }
+
     public var rawValue: UInt8 {
         switch self {
         case .normal: 0
         case .safetyCar: 1
         case .redFlag: 2
         case .evacuation: 3
+        case .yellowFlag: 4
+        case .vsc: 5
         case .unknown(let raw): raw
         }
     }
@@ -39,6 +60,8 @@ public enum GeoRacingMode: Hashable, Sendable {
         case .safetyCar: "safety_car"
         case .redFlag: "red_flag"
         case .evacuation: "evacuation"
+        case .yellowFlag: "yellow_flag"
+        case .vsc: "vsc"
         case .unknown: "unknown"
         }
     }
@@ -48,10 +71,12 @@ public enum GeoRacingMode: Hashable, Sendable {
 public enum GeoRacingRejection: Error, Hashable, Sendable, CaseIterable {
     /// The length does not match the version (or there is no version byte at all).
     case badLength
-    /// The version byte is none of 1, 2 and 0xFF.
+    /// The version byte is none of 1, 2, 3 and 0xFF.
     case badVersion
     /// A command frame (`[0xFF][command]`) whose command byte is not 0, 1 or 2.
     case badCommand
+    /// A v3 frame of a kind this version does not know (neither circuit nor staff).
+    case badKind
 
     /// The reason as printed in summaries and JSON.
     public var reason: String {
@@ -59,6 +84,7 @@ public enum GeoRacingRejection: Error, Hashable, Sendable, CaseIterable {
         case .badLength: "bad_length"
         case .badVersion: "bad_version"
         case .badCommand: "bad_command"
+        case .badKind: "bad_kind"
         }
     }
 }

@@ -8,6 +8,9 @@
 ///   13 bytes.
 /// - staff command: `[0xFF][command]`: 2 bytes (`GeoRacingCommand`). It names no zone, sequence
 ///   or TTL: it reads as circuit-wide, sequence 0, with the command's TTL.
+/// - v3 signed frame (`GeoRacingSignedFrame`): a circuit or staff claim with a venue key's tag,
+///   24 bytes. Its `signature` holds what v3 adds; its tag is checked by the daemon, which holds
+///   the keys, before the frame may count.
 ///
 /// GeoRacing's attendee app also sends user beacons on the company id (`GeoRacingUserBeacon`):
 /// they claim nothing and are not signals.
@@ -15,6 +18,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
     public enum Version: UInt8, Sendable, CaseIterable {
         case v1 = 1
         case v2 = 2
+        case v3 = 3
         case command = 0xFF
     }
 
@@ -28,17 +32,21 @@ public struct GeoRacingSignal: Hashable, Sendable {
     public var sequence: UInt16
     /// Time to live in seconds.
     public var ttl: UInt8
-    /// v1 only, when the beacon sends it: whole °C, unsigned.
+    /// v1, when the beacon sends it, and v3: whole °C, unsigned.
     public var temperature: UInt8?
-    /// v2 only: the staff device's id.
+    /// v2: the staff device's id; v3: the transmitter's (16 bits).
     public var sourceID: UInt32?
     /// v2 only: the reserved byte, kept so encoding mirrors decoding.
     public var reserved: UInt8
+    /// v3 only: the key id, kind, signing time and tag.
+    public var signature: GeoRacingSignature?
 
     /// A `.command` frame's fields are the command's (`init(command:)`): `mode` picks the command.
+    /// A v3 frame takes `signature` (a zero one when nil) and a 16-bit source id.
     public init(
         version: Version, zone: UInt16, mode: GeoRacingMode, flags: UInt8 = 0, sequence: UInt16,
-        ttl: UInt8, temperature: UInt8? = nil, sourceID: UInt32? = nil, reserved: UInt8 = 0
+        ttl: UInt8, temperature: UInt8? = nil, sourceID: UInt32? = nil, reserved: UInt8 = 0,
+        signature: GeoRacingSignature? = nil
     ) {
         guard version != .command else {
             self = GeoRacingSignal(command: GeoRacingCommand(sending: mode))
@@ -50,9 +58,18 @@ public struct GeoRacingSignal: Hashable, Sendable {
         self.flags = flags
         self.sequence = sequence
         self.ttl = ttl
-        self.temperature = version == .v1 ? temperature : nil
-        self.sourceID = version == .v2 ? (sourceID ?? 0) : nil
+        switch version {
+        case .v1: self.temperature = temperature
+        case .v3: self.temperature = temperature ?? 0
+        case .v2, .command: self.temperature = nil
+        }
+        switch version {
+        case .v2: self.sourceID = sourceID ?? 0
+        case .v3: self.sourceID = (sourceID ?? 0) & 0xFFFF
+        case .v1, .command: self.sourceID = nil
+        }
         self.reserved = version == .v2 ? reserved : 0
+        self.signature = version == .v3 ? (signature ?? GeoRacingSignature(keyID: 0, kind: .circuit, signedAt: 0)) : nil
     }
 
     /// A staff command frame.
@@ -66,6 +83,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
         temperature = nil
         sourceID = nil
         reserved = 0
+        signature = nil
     }
 
     /// A v1 circuit beacon frame.
@@ -86,6 +104,9 @@ public struct GeoRacingSignal: Hashable, Sendable {
             version: .v2, zone: zone, mode: mode, flags: flags, sequence: sequence, ttl: ttl,
             sourceID: sourceID)
     }
+
+    /// Whether this is a v3 frame: its claim counts only once the daemon has checked its tag.
+    public var isSigned: Bool { signature != nil }
 
     /// The command of a `.command` frame.
     public var command: GeoRacingCommand? {
@@ -110,6 +131,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
             self.ttl = payload[7]
             self.temperature = payload.count == 9 ? payload[8] : nil
             self.reserved = 0
+            self.signature = nil
         case 2:
             guard payload.count == 13 else { throw .badLength }
             self.version = .v2
@@ -121,6 +143,23 @@ public struct GeoRacingSignal: Hashable, Sendable {
             self.ttl = payload[11]
             self.reserved = payload[12]
             self.temperature = nil
+            self.signature = nil
+        case GeoRacingSignedFrame.version:
+            guard payload.count == GeoRacingSignedFrame.length else { throw .badLength }
+            let kind = GeoRacingSignedFrame.Kind(rawValue: payload[1])
+            guard kind == .circuit || kind == .staff else { throw .badKind }
+            let signedAt = UInt32(be16(10)) << 16 | UInt32(be16(12))
+            let tag = (0..<4).reduce(UInt64(0)) { $0 << 16 | UInt64(be16(16 + 2 * $1)) }
+            self.version = .v3
+            self.zone = be16(2)
+            self.mode = GeoRacingMode(v3RawValue: payload[4])
+            self.flags = payload[5]
+            self.sequence = be16(6)
+            self.ttl = payload[8]
+            self.temperature = payload[9]
+            self.sourceID = UInt32(be16(14))
+            self.reserved = 0
+            self.signature = GeoRacingSignature(keyID: payload[1] >> 4, kind: kind, signedAt: signedAt, tag: tag)
         case 0xFF:
             guard payload.count == 2 else { throw .badLength }
             guard let command = GeoRacingCommand(rawValue: payload[1]) else { throw .badCommand }
@@ -141,6 +180,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
 
     /// The frame as a beacon sends it (without the company id).
     public func encoded() -> [UInt8] {
+        if let frame = GeoRacingSignedFrame(self) { return frame.encoded() }
         var bytes: [UInt8] = [version.rawValue]
         func be16(_ value: UInt16) { bytes += [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)] }
         switch version {
@@ -152,7 +192,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
                 UInt8(source >> 24), UInt8(truncatingIfNeeded: source >> 16),
                 UInt8(truncatingIfNeeded: source >> 8), UInt8(truncatingIfNeeded: source),
             ]
-        case .v1:
+        case .v1, .v3:
             break
         }
         be16(zone)
@@ -165,7 +205,7 @@ public struct GeoRacingSignal: Hashable, Sendable {
             if let temperature { bytes.append(temperature) }
         case .v2:
             bytes.append(reserved)
-        case .command:
+        case .command, .v3:
             break
         }
         return bytes

@@ -124,6 +124,21 @@ public struct GeoRacingSignedFrame: Hashable, Sendable {
         tag = Array(payload[Self.signedLength..<Self.length])
     }
 
+    /// The v3 frame a signal carries; nil when it is no v3 signal.
+    public init?(_ signal: GeoRacingSignal) {
+        guard signal.version == .v3, let signature = signal.signature else { return nil }
+        self.init(
+            keyID: signature.keyID, kind: signature.kind, zone: signal.zone, mode: Mode(rawValue: signal.mode.rawValue),
+            flags: signal.flags, sequence: signal.sequence, ttl: signal.ttl, temperature: signal.temperature ?? 0,
+            signedAt: signature.signedAt, sourceID: UInt16(truncatingIfNeeded: signal.sourceID ?? 0),
+            tag: signature.tagBytes)
+    }
+
+    /// The signal of this frame, as the decoder reads it; `.badKind` for a kind that claims nothing.
+    public func signal() throws(GeoRacingRejection) -> GeoRacingSignal {
+        try GeoRacingSignal(parsing: encoded())
+    }
+
     /// Lays out a v3 frame from any byte collection.
     public init(parsing payload: some Collection<UInt8>) throws(GeoRacingRejection) {
         let bytes = Array(payload)
@@ -164,4 +179,27 @@ public struct GeoRacingSignedFrame: Hashable, Sendable {
         builder.appendManufacturerData(companyID: companyID, payload: encoded())
         return builder.bytes
     }
+}
+
+/// What a v3 frame adds to a GeoRacing signal: which key signed it, for whom, when, and the tag.
+public struct GeoRacingSignature: Hashable, Sendable {
+    /// 0–15: which of the venue's keys signed it.
+    public var keyID: UInt8
+    /// `.circuit` or `.staff` (the decoder rejects any other kind).
+    public var kind: GeoRacingSignedFrame.Kind
+    /// The signing time, whole seconds since 1970 (UTC), on the sender's clock.
+    public var signedAt: UInt32
+    /// The 8 tag bytes as one number, the first byte most significant: held without an array,
+    /// so decoding a v3 report allocates nothing.
+    public var tag: UInt64
+
+    public init(keyID: UInt8, kind: GeoRacingSignedFrame.Kind, signedAt: UInt32, tag: UInt64 = 0) {
+        self.keyID = keyID & 0x0F
+        self.kind = kind
+        self.signedAt = signedAt
+        self.tag = tag
+    }
+
+    /// The tag as the frame carries it.
+    public var tagBytes: [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: tag >> (56 - 8 * $0)) } }
 }

@@ -1,7 +1,7 @@
 import BLEPayload
 
-/// What identifies one override: its sender's address plus the zone (v1 circuit beacons)
-/// or the staff source id (v2); a staff command frame's sender alone. A frame only ever competes
+/// What identifies one override: its sender's address plus the zone (v1 and v3 circuit beacons)
+/// or the staff source id (v2 and v3 staff); a staff command frame's sender alone. A frame only ever competes
 /// with frames of its own key.
 public enum OverrideKey: Hashable, Sendable, CustomStringConvertible {
     case circuit(zone: UInt16, address: BluetoothAddress)
@@ -12,6 +12,8 @@ public enum OverrideKey: Hashable, Sendable, CustomStringConvertible {
         switch signal.version {
         case .v1: self = .circuit(zone: signal.zone, address: address)
         case .v2: self = .staff(sourceID: signal.sourceID ?? 0, address: address)
+        case .v3 where signal.signature?.kind == .staff: self = .staff(sourceID: signal.sourceID ?? 0, address: address)
+        case .v3: self = .circuit(zone: signal.zone, address: address)
         case .command: self = .command(address: address)
         }
     }
@@ -79,8 +81,9 @@ public struct ActiveOverride: Hashable, Sendable {
     public var sequence: UInt16 { signal.sequence }
     public var temperature: UInt8? { signal.temperature }
 
-    /// Whether `self` wins over `other`: higher severity, then stronger latest RSSI (none is
-    /// weakest), lower zone, v1 before v2, lower source id, lower address. Distance never counts.
+    /// Whether `self` wins over `other`: higher severity, then signed before unsigned, then stronger
+    /// latest RSSI (none is weakest), lower zone, lower version, lower source id, lower address.
+    /// Distance never counts.
     public func outranks(_ other: ActiveOverride) -> Bool {
         OverrideRank(self) < OverrideRank(other)
     }
@@ -89,6 +92,7 @@ public struct ActiveOverride: Hashable, Sendable {
 /// The tie order as one comparable value: smaller ranks first.
 struct OverrideRank: Comparable {
     private let severity: Int
+    private let signed: Bool
     private let rssi: Int
     private let zone: UInt16
     private let version: UInt8
@@ -101,6 +105,7 @@ struct OverrideRank: Comparable {
 
     init(mode: TrackMode, rssi: Int8?, signal: GeoRacingSignal, address: BluetoothAddress) {
         severity = mode.severity
+        signed = signal.isSigned
         self.rssi = rssi.map(Int.init) ?? Int.min
         zone = signal.zone
         version = signal.version.rawValue
@@ -110,6 +115,7 @@ struct OverrideRank: Comparable {
 
     static func < (lhs: OverrideRank, rhs: OverrideRank) -> Bool {
         if lhs.severity != rhs.severity { return lhs.severity > rhs.severity }
+        if lhs.signed != rhs.signed { return lhs.signed }
         if lhs.rssi != rhs.rssi { return lhs.rssi > rhs.rssi }
         if lhs.zone != rhs.zone { return lhs.zone < rhs.zone }
         if lhs.version != rhs.version { return lhs.version < rhs.version }

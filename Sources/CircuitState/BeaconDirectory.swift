@@ -24,6 +24,8 @@ public struct BeaconDirectory: Sendable {
             switch lastOutcome {
             case .inserted, .replaced, .refreshed, .cleared, .contested: nil
             case .ignoredOlder: "older"
+            case .belowSigned: "below_signed"
+            case .unverified(let reason): reason.rawValue
             case .refused: "table_full"
             case .filtered(let reason): reason.rawValue
             }

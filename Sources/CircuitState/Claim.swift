@@ -16,13 +16,14 @@ struct Claim: Sendable {
     /// For a held claim: the reception time of the frame that lowered or cleared it.
     var heldSince: Int64?
 
-    init(mode: TrackMode, signal: GeoRacingSignal, rssi: Int8?, receivedAt: Int64, expiresAt: Int64) {
+    /// `age`: a signed frame's age on its sender's clock when heard; its lifetime counts from its signing.
+    init(mode: TrackMode, signal: GeoRacingSignal, rssi: Int8?, receivedAt: Int64, age: Int64 = 0, expiresAt: Int64) {
         self.mode = mode
         self.signal = signal
         self.rssi = rssi
         self.receivedAt = receivedAt
         self.expiresAt = expiresAt
-        lifetimeStart = receivedAt
+        lifetimeStart = receivedAt.subtractingSaturating(age)
         lifetimeTTL = signal.ttl
     }
 
@@ -31,7 +32,7 @@ struct Claim: Sendable {
     var summary: ClaimSummary {
         ClaimSummary(
             mode: mode, sequence: signal.sequence, zone: signal.zone, receivedAt: receivedAt,
-            expiresAt: expiresAt)
+            expiresAt: expiresAt, signed: signal.isSigned)
     }
 }
 
@@ -46,7 +47,7 @@ struct ClaimSet: Sendable {
     var contested: [Claim] = []
 
     /// The claim the key publishes at `time`: the most severe of those in force at `time`; on ties
-    /// the claim in force, then a held one, then a contested one.
+    /// a signed claim, then the claim in force, then a held one, then a contested one.
     func published(at time: Int64) -> Claim? {
         if held.isEmpty && contested.isEmpty {
             guard let inForce, inForce.expiresAt > time else { return nil }
@@ -139,7 +140,10 @@ struct ClaimSet: Sendable {
 
     private static func consider(_ claim: Claim?, at time: Int64, best: inout Claim?) {
         guard let claim, claim.expiresAt > time else { return }
-        if let current = best, current.severity >= claim.severity { return }
+        if let current = best {
+            if current.severity > claim.severity { return }
+            if current.severity == claim.severity && (current.signal.isSigned || !claim.signal.isSigned) { return }
+        }
         best = claim
     }
 }
@@ -151,12 +155,17 @@ public struct ClaimSummary: Hashable, Sendable {
     public var zone: UInt16
     public var receivedAt: Int64
     public var expiresAt: Int64
+    /// A verified v3 frame's claim.
+    public var signed: Bool
 
-    public init(mode: TrackMode, sequence: UInt16, zone: UInt16, receivedAt: Int64, expiresAt: Int64) {
+    public init(
+        mode: TrackMode, sequence: UInt16, zone: UInt16, receivedAt: Int64, expiresAt: Int64, signed: Bool = false
+    ) {
         self.mode = mode
         self.sequence = sequence
         self.zone = zone
         self.receivedAt = receivedAt
         self.expiresAt = expiresAt
+        self.signed = signed
     }
 }

@@ -29,6 +29,15 @@ public enum CommandFramePolicy: String, Hashable, Sendable, CaseIterable {
     case report
 }
 
+/// What unsigned frames (v1, v2, staff commands) count for (`security.unsigned`). Whichever is
+/// set, an unsigned frame never lowers or clears a key a signed claim holds (docs/security.md).
+public enum UnsignedFramePolicy: String, Hashable, Sendable, CaseIterable {
+    /// They claim as they always have.
+    case accept
+    /// They are listed (`status.beacons`) and counted but never fused.
+    case reject
+}
+
 /// Everything that tunes the fusion engine. Times are microseconds.
 public struct FusionConfiguration: Hashable, Sendable {
     public static let defaultMinRSSI = -90
@@ -63,6 +72,8 @@ public struct FusionConfiguration: Hashable, Sendable {
     public var deescalationHold: Int64
     /// What staff command frames do (`fusion.command_frames`).
     public var commandFrames: CommandFramePolicy
+    /// What unsigned frames count for (`security.unsigned`).
+    public var unsignedFrames: UnsignedFramePolicy
 
     public init(
         policy: Policy = .safety, minRSSI: Int = defaultMinRSSI, zones: Set<UInt16> = [],
@@ -70,9 +81,10 @@ public struct FusionConfiguration: Hashable, Sendable {
         maxTTL: Int64 = defaultMaxTTL, maxEntries: Int = defaultMaxEntries, staleAfter: Int64 = defaultStaleAfter,
         maxDistance: Double? = nil, pathLossExponent: Double = RSSIRanging.defaultPathLossExponent,
         referencePower: Double? = nil, deescalationHold: Int64 = defaultDeescalationHold,
-        commandFrames: CommandFramePolicy = .honour
+        commandFrames: CommandFramePolicy = .honour, unsignedFrames: UnsignedFramePolicy = .accept
     ) {
         self.commandFrames = commandFrames
+        self.unsignedFrames = unsignedFrames
         self.policy = policy
         self.minRSSI = minRSSI
         self.zones = zones
@@ -90,6 +102,7 @@ public struct FusionConfiguration: Hashable, Sendable {
     func rejection(of signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, distance: Double?)
         -> IngestFilter?
     {
+        if !signal.isSigned && unsignedFrames == .reject { return .unsigned }
         let isCommand = signal.version == .command
         if isCommand && commandFrames == .report { return .reportOnly }
         if let rssi, Int(rssi) < minRSSI { return .rssi }

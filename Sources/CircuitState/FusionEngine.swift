@@ -1,80 +1,5 @@
 import BLEPayload
 
-/// Why a report was not an override candidate.
-public enum IngestFilter: String, Hashable, Sendable, CaseIterable {
-    case unknownMode = "unknown_mode"
-    case rssi
-    case zone
-    case allow
-    case distance
-    /// A staff command frame while `fusion.command_frames` is `report`.
-    case reportOnly = "report_only"
-}
-
-/// What one report did to the override table.
-public enum IngestOutcome: Hashable, Sendable {
-    /// A new key, or one whose entry had expired: any sequence is accepted.
-    case inserted
-    /// A newer sequence replaced the entry.
-    case replaced
-    /// The same sequence again refreshed reception time, TTL and content.
-    case refreshed
-    /// An accepted frame with TTL 0 cleared the claim in force (it is held for the de-escalation hold).
-    case cleared
-    /// An older-sequence frame became the key's contested claim; `started` when the key had none.
-    case contested(started: Bool)
-    case ignoredOlder
-    case filtered(IngestFilter)
-    /// The table is full of entries that may not be evicted for this one.
-    case refused
-}
-
-public struct FusionCounters: Hashable, Sendable {
-    /// New keys and newer sequences.
-    public var accepted = 0
-    public var repeats = 0
-    public var cleared = 0
-    /// Keys that gained a contested claim (an older sequence asserting more than the claim in force).
-    public var contests = 0
-    /// Frames that became or replaced a contested claim.
-    public var contestedFrames = 0
-    public var olderIgnored = 0
-    public var filteredUnknownMode = 0
-    public var filteredRSSI = 0
-    public var filteredZone = 0
-    public var filteredAllow = 0
-    public var filteredDistance = 0
-    public var filteredReportOnly = 0
-    public var expired = 0
-    public var evicted = 0
-    public var refused = 0
-    /// Entries a new configuration no longer admits.
-    public var droppedByReconfiguration = 0
-    public var remoteSuccesses = 0
-    public var remoteFailures = 0
-
-    public init() {}
-
-    mutating func record(_ outcome: IngestOutcome) {
-        switch outcome {
-        case .inserted, .replaced: accepted += 1
-        case .refreshed: repeats += 1
-        case .cleared: cleared += 1
-        case .contested(let started):
-            contestedFrames += 1
-            if started { contests += 1 }
-        case .ignoredOlder: olderIgnored += 1
-        case .refused: refused += 1
-        case .filtered(.unknownMode): filteredUnknownMode += 1
-        case .filtered(.rssi): filteredRSSI += 1
-        case .filtered(.zone): filteredZone += 1
-        case .filtered(.allow): filteredAllow += 1
-        case .filtered(.distance): filteredDistance += 1
-        case .filtered(.reportOnly): filteredReportOnly += 1
-        }
-    }
-}
-
 /// The one state a screen shows, with the details behind it.
 public struct PublishedState: Hashable, Sendable {
     /// The engine time this state was evaluated at.
@@ -134,12 +59,17 @@ public struct FusionEngine: Sendable {
     public var overrideCount: Int { table.count }
 
     /// Offers one GeoRacing report; `rssi` nil means the controller did not report one.
+    ///
+    /// A v3 signal must have passed `SignedFrameVerifier` (its tag, clock window and order): the
+    /// engine trusts its signature. `age` is its age on its sender's clock when heard (the
+    /// verifier's), µs: its claim lasts its TTL from its signing, not from its reception.
     @discardableResult
     public mutating func ingest(
-        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8? = nil, at time: Int64
+        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8? = nil, age: Int64 = 0,
+        at time: Int64
     ) -> IngestOutcome {
         let now = advanceClock(to: time)
-        let outcome = offer(signal, address: address, rssi: rssi, txPower: txPower, at: now)
+        let outcome = offer(signal, address: address, rssi: rssi, txPower: txPower, age: max(0, age), at: now)
         counters.record(outcome)
         return outcome
     }
@@ -274,7 +204,7 @@ public struct FusionEngine: Sendable {
     }
 
     private mutating func offer(
-        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at now: Int64
+        _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, age: Int64, at now: Int64
     ) -> IngestOutcome {
         guard let mode = TrackMode(signal.mode) else { return .filtered(.unknownMode) }
         let key = OverrideKey(signal: signal, address: address)
@@ -285,8 +215,8 @@ public struct FusionEngine: Sendable {
         }
         let lifetime = configuration.lifetime(ttl: signal.ttl)
         let claim = Claim(
-            mode: mode, signal: signal, rssi: rssi, receivedAt: now,
-            expiresAt: now.addingSaturating(lifetime))
+            mode: mode, signal: signal, rssi: rssi, receivedAt: now, age: age,
+            expiresAt: now.subtractingSaturating(age).addingSaturating(lifetime))
         guard let inForce = table.claimInForce(for: key), inForce.expiresAt > now else {
             // No claim in force: any sequence is accepted; held and contested claims stay.
             guard lifetime > 0 else { return .cleared }
@@ -298,7 +228,10 @@ public struct FusionEngine: Sendable {
             table.update(key, at: now, rssi: rssi, txPower: txPower) { $0.inForce = claim }
             return .inserted
         }
-        let order = SequenceOrder(new: signal.sequence, current: inForce.signal.sequence)
+        if !signal.isSigned && inForce.signal.isSigned {
+            return offerBelowSigned(key, claim: claim, against: inForce, rssi: rssi, txPower: txPower, at: now)
+        }
+        let order = ClaimOrder.of(new: signal, current: inForce.signal)
         if order == .older {
             guard lifetime > 0 else { return .ignoredOlder }
             return contest(key, with: claim, against: inForce, rssi: rssi, txPower: txPower, at: now)
@@ -340,6 +273,17 @@ public struct FusionEngine: Sendable {
             started = claims.contest(claim)
         }
         return .contested(started: started)
+    }
+
+    /// An unsigned frame on a key whose claim in force is signed: it never lowers, clears or
+    /// replaces that claim. One asserting more (a more severe mode, or a flag that outlasts it)
+    /// contests it, in the fail-safe direction; anything else is ignored.
+    private mutating func offerBelowSigned(
+        _ key: OverrideKey, claim: Claim, against inForce: Claim, rssi: Int8?, txPower: Int8?, at now: Int64
+    ) -> IngestOutcome {
+        guard claim.expiresAt > now else { return .belowSigned }
+        let outcome = contest(key, with: claim, against: inForce, rssi: rssi, txPower: txPower, at: now)
+        return outcome == .ignoredOlder ? .belowSigned : outcome
     }
 
     /// The distance the gate judges: the key's smoothed estimate including this report.

@@ -30,6 +30,8 @@ public enum TrackMode: String, Hashable, Sendable, CaseIterable, Comparable {
         case .safetyCar: self = .safetyCar
         case .redFlag: self = .redFlag
         case .evacuation: self = .evacuation
+        case .yellowFlag: self = .yellowFlag
+        case .vsc: self = .vsc
         case .unknown: return nil
         }
     }

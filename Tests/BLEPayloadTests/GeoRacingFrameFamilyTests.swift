@@ -17,6 +17,7 @@ import Testing
             switch signal.version {
             case .v1: "v1"
             case .v2: "v2"
+            case .v3: "v3"
             case .command: "command"
             }
         case .userBeacon(let user): user.carriesLocation ? "user+location" : "user"
@@ -45,6 +46,19 @@ import Testing
         #expect(Self.family(Self.match(staff)) == (length == 13 ? "v2" : "bad_length"))
         let command = [UInt8(0xFF)] + [UInt8](repeating: 1, count: length - 1)
         #expect(Self.family(Self.match(command)) == (length == 2 ? "command" : "bad_length"))
+    }
+
+    /// Version byte 3 is a signed frame at 24 bytes only, of kind circuit (0) or staff (1) only.
+    @Test(arguments: 1...30)
+    func signedByLength(length: Int) {
+        let circuit = [UInt8(3)] + [UInt8](repeating: 0, count: length - 1)
+        #expect(Self.family(Self.match(circuit)) == (length == 24 ? "v3" : "bad_length"))
+        guard length == 24 else { return }
+        for kind in UInt8(0)...15 {
+            var frame = circuit
+            frame[1] = 0x20 | kind
+            #expect(Self.family(Self.match(frame)) == (kind <= 1 ? "v3" : "bad_kind"))
+        }
     }
 
     @Test(arguments: [

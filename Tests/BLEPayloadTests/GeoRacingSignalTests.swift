@@ -58,7 +58,8 @@ import Testing
         ([0x02, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 10, 0, 0], .badLength),
         ([0x02, 0, 1, 0, 0, 0, 1, 10, 20], .badLength),
         ([0x00, 0, 1, 0, 0, 0, 1, 10], .badVersion),
-        ([0x03, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 10, 0], .badVersion),
+        ([0x03, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 10, 0], .badLength),
+        ([0x04, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 10, 0], .badVersion),
         ([0xFF], .badLength),
         ([0xFF, 1, 0], .badLength),
         ([0xFF, 3], .badCommand),
@@ -83,12 +84,13 @@ import Testing
     }
 
     @Test func roundTripsAnyFrame() async {
-        let versions = Gen.int(in: 0...2).map { GeoRacingSignal.Version.allCases[$0] }
+        let versions = Gen.int(in: 0...3).map { GeoRacingSignal.Version.allCases[$0] }
         await propertyCheck(count: 500, input: versions, Gen.uint8().array(of: 12), Gen.uint8().optional) {
             version, raw, temperature in
             let signal = GeoRacingSignal(
                 version: version, zone: UInt16(raw[0]) << 8 | UInt16(raw[1]),
-                mode: GeoRacingMode(rawValue: raw[2]), flags: raw[3], sequence: UInt16(raw[4]) << 8 | UInt16(raw[5]),
+                mode: version == .v3 ? GeoRacingMode(v3RawValue: raw[2]) : GeoRacingMode(rawValue: raw[2]),
+                flags: raw[3], sequence: UInt16(raw[4]) << 8 | UInt16(raw[5]),
                 ttl: raw[6], temperature: temperature,
                 sourceID: UInt32(raw[7]) << 24 | UInt32(raw[8]) << 16 | UInt32(raw[9]) << 8 | UInt32(raw[10]),
                 reserved: raw[11])
@@ -97,6 +99,7 @@ import Testing
                 switch version {
                 case .v1: temperature == nil ? 8 : 9
                 case .v2: 13
+                case .v3: 24
                 case .command: 2
                 }
             #expect(bytes.count == length)

@@ -71,4 +71,46 @@ import Testing
         #expect(Array(message[12..<14]) == [0x34, 0x12])
         #expect(Array(message.suffix(16)) == Array(Self.example.prefix(16)))
     }
+
+    /// The decoder reads a v3 frame as a signal: v1's fields where they mean the same, and what
+    /// v3 adds in its signature; the 7 modes by v3's numbers, unlike v1's.
+    @Test func theDecoderReadsTheWorkedExampleAsASignal() throws {
+        let signal = try GeoRacingSignal(parsing: Self.example)
+        #expect(signal.version == .v3 && signal.isSigned)
+        #expect(signal.zone == 7 && signal.mode == .evacuation && signal.sequence == 42 && signal.ttl == 10)
+        #expect(signal.temperature == 12 && signal.sourceID == 0)
+        #expect(
+            signal.signature
+                == GeoRacingSignature(keyID: 1, kind: .circuit, signedAt: 1_795_852_800, tag: 0xC4E1_CDBC_C1EC_7B4E))
+        #expect(signal.signature?.tagBytes == Array(Self.example.suffix(8)))
+        #expect(signal.encoded() == Self.example)
+        #expect(GeoRacingSignedFrame(signal)?.encoded() == Self.example)
+        #expect(try GeoRacingSignedFrame(parsing: Self.example).signal() == signal)
+    }
+
+    @Test func v3ModesAreV3sNumbers() throws {
+        let expected: [UInt8: GeoRacingMode] = [
+            0: .normal, 1: .safetyCar, 2: .redFlag, 3: .evacuation, 4: .yellowFlag, 5: .vsc, 6: .unknown(6),
+            200: .unknown(200),
+        ]
+        for (byte, mode) in expected {
+            var bytes = Self.example
+            bytes[4] = byte
+            #expect(try GeoRacingSignal(parsing: bytes).mode == mode)
+            #expect(mode.rawValue == byte)
+        }
+        // v1 knows four modes: its byte 4 is not a yellow flag.
+        #expect(try GeoRacingSignal(parsing: [1, 0, 7, 4, 0, 0, 1, 10]).mode == .unknown(4))
+    }
+
+    @Test func anyV3SignalRoundTrips() async {
+        await propertyCheck(count: 500, input: Gen.uint8().array(of: 23)) { raw in
+            let bytes = [GeoRacingSignedFrame.version, raw[0] & 0xF1] + raw.dropFirst()
+            guard let signal = try? GeoRacingSignal(parsing: bytes) else {
+                return #expect(Bool(false), "24 bytes of kind 0 or 1 are a signal")
+            }
+            #expect(signal.encoded() == bytes)
+            #expect(GeoRacingSignedFrame(signal)?.encoded() == bytes)
+        }
+    }
 }

@@ -120,6 +120,8 @@ package struct ReportFormatter {
         case .safetyCar: out.append("\"safety_car\"")
         case .redFlag: out.append("\"red_flag\"")
         case .evacuation: out.append("\"evacuation\"")
+        case .yellowFlag: out.append("\"yellow_flag\"")
+        case .vsc: out.append("\"vsc\"")
         case .unknown: out.append("\"unknown\"")
         }
         out.append(",\"mode_raw\":")
@@ -137,6 +139,18 @@ package struct ReportFormatter {
         if let command = signal.command {
             out.append(",\"command\":")
             out.appendDecimal(magnitude: UInt64(command.rawValue))
+        }
+        if let signature = signal.signature {
+            out.append(",\"key_id\":")
+            out.appendDecimal(magnitude: UInt64(signature.keyID))
+            out.append(signature.kind == .staff ? ",\"kind\":\"staff\"" : ",\"kind\":\"circuit\"")
+            out.append(",\"signed_at\":")
+            out.appendDecimal(magnitude: UInt64(signature.signedAt))
+            out.append(",\"tag\":\"")
+            for shift in stride(from: 60, through: 0, by: -4) {
+                out.appendHexLower(signature.tag >> UInt64(shift) & 0xF)
+            }
+            out.appendByte(UInt8(ascii: "\""))
         }
         out.appendByte(UInt8(ascii: "}"))
     }

@@ -55,7 +55,8 @@ extension ReportFormatter {
     }
 
     /// `v1 zone 3 RED FLAG seq 42 ttl 10s 21°C flags 0x1`, `v2 staff 7 zone 3 UNKNOWN(9) seq 1 ttl 5s`,
-    /// `command evacuate EVACUATION ttl 30s`.
+    /// `command evacuate EVACUATION ttl 30s`, `v3 circuit 0 zone 7 EVACUATION seq 42 ttl 10s 12°C key 1 t 1795852800`
+    /// (a v3 frame as heard: `scan` holds no key, so its tag is not checked here).
     static func describe<Sink: ByteSink>(_ signal: GeoRacingSignal, into out: inout Sink) {
         switch signal.command {
         case .normal?: return out.append("command normal NORMAL ttl 0s")
@@ -65,6 +66,10 @@ extension ReportFormatter {
         }
         if signal.version == .v1 {
             out.append("v1 zone ")
+        } else if let signature = signal.signature {
+            out.append(signature.kind == .staff ? "v3 staff " : "v3 circuit ")
+            out.appendDecimal(magnitude: UInt64(signal.sourceID ?? 0))
+            out.append(" zone ")
         } else {
             out.append("v2 staff ")
             out.appendDecimal(magnitude: UInt64(signal.sourceID ?? 0))
@@ -76,6 +81,8 @@ extension ReportFormatter {
         case .safetyCar: out.append(" SAFETY CAR")
         case .redFlag: out.append(" RED FLAG")
         case .evacuation: out.append(" EVACUATION")
+        case .yellowFlag: out.append(" YELLOW FLAG")
+        case .vsc: out.append(" VSC")
         case .unknown(let raw):
             out.append(" UNKNOWN(")
             out.appendDecimal(magnitude: UInt64(raw))
@@ -94,6 +101,12 @@ extension ReportFormatter {
         if signal.flags != 0 {
             out.append(" flags 0x")
             out.appendHexLower(UInt64(signal.flags))
+        }
+        if let signature = signal.signature {
+            out.append(" key ")
+            out.appendDecimal(magnitude: UInt64(signature.keyID))
+            out.append(" t ")
+            out.appendDecimal(magnitude: UInt64(signature.signedAt))
         }
     }
 

@@ -5,7 +5,7 @@ import CircuitState
 /// `status.overrides[]`, `status.beacons[]` and the `beacon` message.
 package struct BeaconReport: Hashable, Sendable, Decodable {
     package var key: String
-    /// `circuit` (v1 frame) or `staff` (v2 frame).
+    /// `circuit` (v1 or v3 circuit frame), `staff` (v2 or v3 staff frame) or `command`.
     package var kind: String
     package var zone: Int
     /// The configured name of a circuit beacon's zone (`zones.names`); nil for staff beacons, an
@@ -26,6 +26,8 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
     package var lastSeen: Double?
     package var temperature: Int?
     package var rejected: String?
+    /// The claim is a verified v3 frame's (docs/security.md); nil from daemons before v3.
+    package var signed: Bool?
 
     enum CodingKeys: String, CodingKey {
         case key, kind, zone
@@ -38,14 +40,15 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
         case ttl, active, held, contested
         case ttlLeft = "ttl_left_s"
         case lastSeen = "last_seen_s"
-        case temperature, rejected
+        case temperature, rejected, signed
     }
 
     package init(
         key: String, kind: String, zone: Int, zoneName: String? = nil, sourceID: Int?, address: String, mode: String,
         rssi: Int?, distance: Double?, sequence: Int, ttl: Int, active: Bool, held: Bool, contested: Bool,
-        ttlLeft: Double?, lastSeen: Double?, temperature: Int?, rejected: String?
+        ttlLeft: Double?, lastSeen: Double?, temperature: Int?, rejected: String?, signed: Bool = false
     ) {
+        self.signed = signed
         self.key = key
         self.kind = kind
         self.zone = zone
@@ -86,6 +89,7 @@ package struct BeaconReport: Hashable, Sendable, Decodable {
         writer.key("last_seen_s"); writer.number(orNull: lastSeen, decimals: 3)
         writer.key("temperature"); writer.int(temperature)
         writer.key("rejected"); writer.string(orNull: rejected)
+        writer.key("signed"); writer.bool(signed ?? false)
         writer.endObject()
     }
 }

@@ -24,6 +24,8 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
     package var config: ConfigStatus?
     /// The daemon's own transmitter (`beacon.zone` set); nil otherwise.
     package var beacon: BeaconStatus?
+    /// GeoRacing v3 frames as verified (docs/security.md); nil from older daemons.
+    package var signed: SignedFramesStatus?
     /// Devices heard that are not GeoRacing beacons, strongest first: only in the answer to
     /// `{"cmd":"status","devices":true}` (nil otherwise, and from older daemons).
     package var devices: [DeviceReport]?
@@ -39,15 +41,17 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         case beaconsOmitted = "beacons_omitted"
         case remote, scanner, counters, scan, hci, bluez
         case remotePoller = "remote_poller"
-        case server, devices, mqtt, config, beacon
+        case server, devices, mqtt, config, beacon, signed
         case devicesCounters = "devices_counters"
     }
 
     package init(
         protocolVersion: Int = ProtocolVersion.current, version: String = BeacondVersion.current, uptime: Double,
         state: StateMessage, overrides: [BeaconReport], overridesOmitted: Int, beacons: [BeaconReport],
-        beaconsOmitted: Int, remote: RemoteReport?, scanner: ScannerStatus, counters: HubStatusCounters
+        beaconsOmitted: Int, remote: RemoteReport?, scanner: ScannerStatus, counters: HubStatusCounters,
+        signed: SignedFramesStatus? = nil
     ) {
+        self.signed = signed
         self.protocolVersion = protocolVersion
         self.version = version
         self.uptime = uptime
@@ -92,6 +96,7 @@ package struct StatusMessage: Hashable, Sendable, Decodable, RenderedMessage {
         if let mqtt { writer.key("mqtt"); mqtt.render(into: &writer) }
         if let config { writer.key("config"); config.render(into: &writer) }
         if let beacon { writer.key("beacon"); beacon.render(into: &writer) }
+        if let signed { writer.key("signed"); signed.render(into: &writer) }
         if let devices {
             writer.key("devices")
             writer.beginArray()
@@ -133,6 +138,10 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
     package var userBeacons: Int?
     /// Staff command frames listed but not fused (`fusion.command_frames: report`); nil from older daemons.
     package var filteredReportOnly: Int?
+    /// Unsigned frames that would have lowered or cleared a signed claim; nil from older daemons.
+    package var belowSigned: Int?
+    /// Unsigned frames not fused (`security.unsigned: reject`); nil from older daemons.
+    package var filteredUnsigned: Int?
     package var statusReused = 0
     package var subscribers = 0
 
@@ -157,6 +166,8 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
         case beaconUpdatesDropped = "beacon_updates_dropped"
         case userBeacons = "user_beacons"
         case filteredReportOnly = "filtered_report_only"
+        case belowSigned = "below_signed"
+        case filteredUnsigned = "filtered_unsigned"
         case statusReused = "status_reused"
         case subscribers
     }
@@ -189,6 +200,8 @@ package struct HubStatusCounters: Hashable, Sendable, Decodable {
         if let beaconUpdatesDropped { writer.key("beacon_updates_dropped"); writer.int(beaconUpdatesDropped) }
         if let userBeacons { writer.key("user_beacons"); writer.int(userBeacons) }
         if let filteredReportOnly { writer.key("filtered_report_only"); writer.int(filteredReportOnly) }
+        if let belowSigned { writer.key("below_signed"); writer.int(belowSigned) }
+        if let filteredUnsigned { writer.key("filtered_unsigned"); writer.int(filteredUnsigned) }
         writer.key("status_reused"); writer.int(statusReused)
         writer.key("subscribers"); writer.int(subscribers)
         writer.endObject()

@@ -53,6 +53,9 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case beaconHeartbeatURL = "beacon.heartbeat_url"
     case beaconHeartbeatCAFile = "beacon.heartbeat_ca_file"
     case beaconUID = "beacon.uid"
+    case securityKeyFile = "security.key_file"
+    case securityUnsigned = "security.unsigned"
+    case securityClockWindow = "security.clock_window"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)

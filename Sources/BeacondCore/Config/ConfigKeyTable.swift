@@ -20,6 +20,8 @@ struct ReloadEffect: OptionSet, Hashable, Sendable {
     static let logging = ReloadEffect(rawValue: 4)
     /// The hub's zone names, republished when the shown zone's name changed.
     static let zoneNames = ReloadEffect(rawValue: 8)
+    /// The v3 verifier: the key file (read again on every reload, changed or not) and clock window.
+    static let security = ReloadEffect(rawValue: 16)
 }
 
 /// One row of the key table, with the type of its value erased: where the key lives in
@@ -268,6 +270,14 @@ extension ConfigKey {
                 \.beacon.uid, reload: .restart,
                 parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.beaconUID(value) },
                 format: { $0 ?? "~" })
+        case .securityKeyFile:
+            return Row(\.security.keyFile, flag: "--key-file", reload: .live(.security), path: P.path)
+        case .securityUnsigned:
+            return Row(
+                \.security.unsigned, flag: "--unsigned", reload: fusion, parse: P.unsignedFrames, format: \.rawValue)
+        case .securityClockWindow:
+            return Row(
+                \.security.clockWindow, flag: "--clock-window", reload: .live(.security), duration: .clockWindow)
         }
     }
 

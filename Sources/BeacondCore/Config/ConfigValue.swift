@@ -236,6 +236,14 @@ package enum ConfigValueParser {
         return policy
     }
 
+    static func unsignedFrames(_ value: RawConfigValue) throws(ConfigValueProblem) -> UnsignedFramePolicy {
+        let text = try scalar(value, expected: "accept or reject")
+        guard let policy = UnsignedFramePolicy(rawValue: text) else {
+            throw ConfigValueProblem("expected accept or reject, found \(quoted(text))", at: value)
+        }
+        return policy
+    }
+
     static func logLevel(_ value: RawConfigValue) throws(ConfigValueProblem) -> Logger.Level {
         let text = try scalar(value, expected: "a log level")
         guard let level = Logger.Level(rawValue: text.lowercased()) else {

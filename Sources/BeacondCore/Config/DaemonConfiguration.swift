@@ -168,6 +168,16 @@ package struct DaemonConfiguration: Hashable, Sendable {
         package var names = ZoneNames()
     }
 
+    /// GeoRacing v3 frames (docs/security.md).
+    package struct Security: Hashable, Sendable {
+        /// The venue's keys (`beacond keys new`); nil: v3 frames cannot be verified, and none counts.
+        package var keyFile: String?
+        /// What unsigned frames count for.
+        package var unsigned = UnsignedFramePolicy.accept
+        /// How far a v3 frame's signing time may lie from this machine's clock, µs.
+        package var clockWindow = SignedFrameVerifier.defaultClockWindow
+    }
+
     package struct Metrics: Hashable, Sendable {
         /// Where `GET /metrics` is served (docs/metrics.md); nil: no metrics endpoint.
         package var listen: WebKioskAddress?
@@ -188,6 +198,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var mqtt = Mqtt()
     /// The daemon's own transmitter (docs/beacon.md); off without `beacon.zone`.
     package var beacon = Beacon()
+    package var security = Security()
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 
@@ -199,7 +210,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
             policy: fusion.policy, minRSSI: fusion.minRSSI, zones: fusion.zones, allow: fusion.allow,
             maxTTL: fusion.maxTTL, maxEntries: fusion.maxEntries, staleAfter: engineStaleAfter,
             maxDistance: fusion.maxDistance, referencePower: fusion.referencePower,
-            deescalationHold: fusion.deescalationHold, commandFrames: fusion.commandFrames)
+            deescalationHold: fusion.deescalationHold, commandFrames: fusion.commandFrames,
+            unsignedFrames: security.unsigned)
     }
 
     /// `remote.stale_after` on the engine's clock. Race control polled live is judged on the real

@@ -83,6 +83,8 @@ package struct DurationRange: Hashable, Sendable {
     package static let scanDuration = DurationRange(micros: 1_000...31 * day)
     /// `beacon.interval`, `beacond beacon --interval`: what a controller accepts for a
     /// non-connectable advert, 20 ms to 10.24 s.
+    /// `security.clock_window`: a second to an hour.
+    package static let clockWindow = DurationRange(micros: second...3_600 * second)
     package static let beaconInterval = DurationRange(micros: 20_000...10_240_000)
 
     /// `between 0.1 and 300 seconds` (`0 or between 1 and 86400 seconds`).

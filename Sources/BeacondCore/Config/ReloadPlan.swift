@@ -42,6 +42,11 @@ struct ReloadPlan: Sendable {
 
     var logLevelChanged: Bool { applies(.logLevel) }
 
+    /// The verifier needs its clock window or another key file (the key file is read again anyway).
+    var securityChanged: Bool {
+        applied.contains { $0.key.reloadEffect.contains(.security) }
+    }
+
     /// The hub needs `configuration.zones.names`.
     var zoneNamesChanged: Bool {
         applied.contains { $0.key.reloadEffect.contains(.zoneNames) }

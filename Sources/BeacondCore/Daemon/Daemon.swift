@@ -18,14 +18,14 @@ package final class Daemon {
     /// `status.config`: the file in force, its digest, the reload counts.
     private let configInForce: ConfigInForce
     private let overrides: DaemonOverrides
-    private var configuration: DaemonConfiguration
+    private(set) var configuration: DaemonConfiguration
     private let levelControl: LogLevelControl
-    private let logger: Logger
+    let logger: Logger
     private let group: MultiThreadedEventLoopGroup
     /// AsyncHTTPClient's own loop, so TLS handshakes and body parsing never delay the hub's fan-out.
     /// Created only when there is a remote to poll.
     private let httpGroup: MultiThreadedEventLoopGroup?
-    private let hub: TrackStateHub
+    let hub: TrackStateHub
     private let publisher: TrackStatePublisher
     private let status: StatusBoard
     private let server: TrackStateServer
@@ -41,10 +41,14 @@ package final class Daemon {
     private let beacon: BeaconOutput?
     /// The devices heard that are not GeoRacing beacons, for `{"cmd":"status","devices":true}`.
     private let devices: NearbyDeviceTable
+    /// `status.signed`'s key file and key ids (Daemon+Verification.swift).
+    let keyStatus: VenueKeyStatus
 
+    /// `keyring`: the key file of `security.key_file`, read by the command (a bad one is a
+    /// configuration error, exit 78).
     package init(
         configuration: DaemonConfiguration, configurationPath: String?, configurationFile: ConfigFileIdentity?,
-        overrides: DaemonOverrides, levelControl: LogLevelControl, logger: Logger
+        overrides: DaemonOverrides, keyring: VenueKeyring?, levelControl: LogLevelControl, logger: Logger
     ) throws {
         self.configuration = configuration
         self.configurationPath = configurationPath
@@ -93,6 +97,8 @@ package final class Daemon {
             eventLoop: loop, configuration: configuration.fusionConfiguration(), zoneNames: configuration.zones.names,
             clock: clock,
             backend: scanner.backend.rawValue, logger: logger)
+        keyStatus = VenueKeyStatus(path: configuration.security.keyFile, keyring: keyring)
+        try Self.startVerification(hub: hub, configuration: configuration, keyring: keyring, logger: logger)
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
         publisher = TrackStatePublisher(eventLoop: loop)
         status = StatusBoard(hub: hub)
@@ -185,7 +191,8 @@ package final class Daemon {
         if let metricsServer { outputs.append(metricsServer.metrics.publishLatencyOutput(clock: clock)) }
         hub.connect(outputs)
         let contributors: [(any StatusContributor)?] = [
-            configInForce, mqtt?.outbox, scanSink, backend as? any StatusContributor, poller, devices, beacon,
+            configInForce, keyStatus, mqtt?.outbox, scanSink, backend as? any StatusContributor, poller, devices,
+            beacon,
         ]
         for case let contributor? in contributors { status.add(contributor) }
     }
@@ -255,6 +262,8 @@ package final class Daemon {
         }
         // Before the sources, so it stops after them: advertising is disabled once nothing new comes.
         if let beacon { services.append(beacon) }
+        // Likewise: the last marks are saved once no frame can move them.
+        services.append(markService)
         if let poller { services.append(poller) }
         if let backend { services.append(backend) }
         // Last, so the first to hear of a graceful shutdown: systemd learns of the stop at once.
@@ -291,6 +300,7 @@ package final class Daemon {
             logger.error("reload failed, keeping the running configuration: \(error)")
             return
         }
+        await reloadVerification(plan.configuration.security)
         guard let summary = plan.summary else {
             configInForce.applied(plan.file)
             logger.info("reload: nothing changed")

@@ -48,13 +48,15 @@ extension BeaconReport {
         let lastSeen = (directory?.lastSeen ?? override?.receivedAt).map {
             max(0, Double(now) - Double($0)) / 1_000_000
         }
-        let isCircuit = signal.version == .v1
         let kind =
-            switch signal.version {
-            case .v1: "circuit"
-            case .v2: "staff"
+            switch key {
+            case .circuit: "circuit"
+            case .staff: "staff"
             case .command: "command"
             }
+        let isCircuit = kind == "circuit"
+        // Only verified v3 frames reach the engine; a v3 frame the verifier turned away is rejected.
+        let signed = signal.isSigned && (override != nil || directory?.rejection == nil)
         self.init(
             key: key.description, kind: kind, zone: Int(signal.zone),
             zoneName: isCircuit ? zoneNames[signal.zone] : nil, sourceID: signal.sourceID.map { Int($0) },
@@ -62,6 +64,7 @@ extension BeaconReport {
             rssi: (directory?.rssi ?? override?.rssi).map { Int($0) }, distance: override?.distance ?? heard,
             sequence: Int(signal.sequence), ttl: Int(signal.ttl), active: override != nil,
             held: override?.heldClaim != nil, contested: override?.isContested ?? false, ttlLeft: ttlLeft,
-            lastSeen: lastSeen, temperature: signal.temperature.map { Int($0) }, rejected: directory?.rejection)
+            lastSeen: lastSeen, temperature: signal.temperature.map { Int($0) }, rejected: directory?.rejection,
+            signed: signed)
     }
 }

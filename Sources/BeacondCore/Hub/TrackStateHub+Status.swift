@@ -30,7 +30,7 @@ extension TrackStateHub {
                 beacons: [], beaconsOmitted: directory.count,
                 remote: engine.remoteStatus(at: now).map(RemoteReport.init),
                 scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
-                counters: statusCounters())
+                counters: statusCounters(), signed: signedStatus(at: now))
         }
         // Only the listed entries are snapshot and reported: the rest are ranked and counted
         // (a full table holds 4096 overrides, and the loop publishes nothing while this runs).
@@ -56,7 +56,7 @@ extension TrackStateHub {
             beacons: beaconsCut, beaconsOmitted: max(0, recent.total - recent.listed.count),
             remote: engine.remoteStatus(at: now).map(RemoteReport.init),
             scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
-            counters: statusCounters())
+            counters: statusCounters(), signed: signedStatus(at: now))
     }
 
     /// The hub's part of a status reply, rendered as a request renders it: what
@@ -98,6 +98,8 @@ extension TrackStateHub {
         status.beaconUpdatesDropped = counters.beaconUpdatesDropped
         status.userBeacons = counters.userBeacons
         status.filteredReportOnly = fusion.filteredReportOnly
+        status.belowSigned = fusion.belowSigned
+        status.filteredUnsigned = fusion.filteredUnsigned
         return status
     }
 

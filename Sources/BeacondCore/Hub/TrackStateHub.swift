@@ -16,7 +16,7 @@ import NIOCore
 package final class TrackStateHub: @unchecked Sendable {
     package let eventLoop: EventLoop
     package let clock: EngineClock
-    private let logger: Logger
+    let logger: Logger
     private var driver: TimelineDriver
     /// A copy of the engine's configuration: publishing runs inside driver calls, so it must
     /// not read the driver.
@@ -39,7 +39,10 @@ package final class TrackStateHub: @unchecked Sendable {
     ) { [unowned self] key, time, atOnce in
         emitBeaconUpdate(key, at: atOnce ? time : nil)
     }
-    private var spoofWarnings = SpoofWarningLimiter()
+    var spoofWarnings = SpoofWarningLimiter()
+    /// Checks v3 frames before the engine sees them (TrackStateHub+Verification.swift).
+    var verifier = SignedFrameVerifier(authenticator: nil)
+    var forgeryWarnings = SpoofWarningLimiter()
     private var deadlineTimer: Scheduled<Void>?
     private var timerDeadline: Int64?
     private var suspendCheck: RepeatedTask?
@@ -153,9 +156,20 @@ package final class TrackStateHub: @unchecked Sendable {
         _ signal: GeoRacingSignal, address: BluetoothAddress, rssi: Int8?, txPower: Int8?, at now: Int64
     ) -> OverrideKey {
         counters.signals += 1
+        var age: Int64 = 0
+        if signal.isSigned {
+            switch verify(signal, address: address, at: now) {
+            case .accepted(let signedAge): age = signedAge
+            case .unsigned: break
+            case .rejected(let reason):
+                let outcome = IngestOutcome.unverified(reason)
+                directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
+                return OverrideKey(signal: signal, address: address)
+            }
+        }
         var outcome = IngestOutcome.refused
         driver.input(at: now, emit: publish) { engine in
-            outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, at: now)
+            outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, age: age, at: now)
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
         let key = OverrideKey(signal: signal, address: address)
@@ -337,19 +351,6 @@ package final class TrackStateHub: @unchecked Sendable {
     /// The override in force for `key` at `now`, read in place (not through a copy of the engine).
     func activeOverride(for key: OverrideKey, at now: Int64) -> ActiveOverride? {
         driver.engine.activeOverride(for: key, at: now)
-    }
-
-    /// A key's first contest is logged at warning level, at most once per key per minute.
-    private func warnOfContest(_ key: OverrideKey, at now: Int64) {
-        guard spoofWarnings.shouldWarn(key, at: now),
-            let override = driver.engine.activeOverride(for: key, at: now),
-            let contested = override.contestedClaim
-        else { return }
-        var heard = "\(contested.sequence) (\(contested.mode.rawValue))"
-        if let inForce = override.claimInForce {
-            heard += " and \(inForce.sequence) (\(inForce.mode.rawValue))"
-        }
-        logger.warning("possible spoofing: \(key) heard with sequences \(heard)")
     }
 
     // MARK: Timers

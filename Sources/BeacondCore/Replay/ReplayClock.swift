@@ -25,6 +25,9 @@ final class ReplayClock: EngineClock, Sendable {
         anchor = Mutex((start, MonotonicClock.micros()))
     }
 
+    /// A capture's time is wall time: v3 frames are judged against the capture, as they were heard.
+    func wallMicros(at time: Int64) -> Int64 { time }
+
     func now() -> Int64 {
         let (capture, monotonic) = anchor.withLock { $0 }
         switch speed {

@@ -3,17 +3,28 @@ import CircuitState
 
 /// `replay --timeline`: feeds a capture's GeoRacing signals and a remote timeline through
 /// the fusion engine on capture time, and prints each change of (mode, source, zone).
+///
+/// v3 frames are verified as `run` verifies them, with the capture's time as the receiver's clock
+/// (both its engine time and its wall clock), so a scenario gives the same result on any day.
 package struct TimelineReplay {
     let configuration: FusionConfiguration
     let decoder: GeoRacingDecoder
     let json: Bool
     let output: OutputStream
+    /// Checks v3 tags; nil: no key file, and no v3 frame counts.
+    let authenticator: (any FrameAuthenticator)?
+    let clockWindow: Int64
 
-    package init(configuration: FusionConfiguration, decoder: GeoRacingDecoder, json: Bool, output: OutputStream) {
+    package init(
+        configuration: FusionConfiguration, decoder: GeoRacingDecoder, json: Bool, output: OutputStream,
+        authenticator: (any FrameAuthenticator)? = nil, clockWindow: Int64 = SignedFrameVerifier.defaultClockWindow
+    ) {
         self.configuration = configuration
         self.decoder = decoder
         self.json = json
         self.output = output
+        self.authenticator = authenticator
+        self.clockWindow = clockWindow
     }
 
     package struct Summary {
@@ -23,11 +34,13 @@ package struct TimelineReplay {
         package var userBeacons = 0
         package var changes = 0
         package var counters = FusionCounters()
+        package var signatures = SignatureCounters()
     }
 
     /// Replays `path`. Remote entries come before capture records with the same timestamp.
     package func run(path: String, remote: RemoteTimeline?) throws(CaptureError) -> Summary {
         var driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
+        var verifier = SignedFrameVerifier(authenticator: authenticator, clockWindow: clockWindow)
         var summary = Summary()
         let remoteEntries = remote?.entries ?? []
         var nextRemote = 0
@@ -68,11 +81,17 @@ package struct TimelineReplay {
                 switch decoder.decode(report.data) {
                 case .signal(let signal):
                     summary.signals += 1
+                    var age: Int64 = 0
+                    if signal.isSigned {
+                        let verdict = verifier.check(signal, at: report.timestamp, wallClock: report.timestamp)
+                        guard case .accepted(let signedAge) = verdict else { return }
+                        age = signedAge
+                    }
                     applyRemote(through: report.timestamp)
                     driver.input(at: report.timestamp, emit: emit) { engine in
                         engine.ingest(
                             signal, address: report.address, rssi: report.rssi,
-                            txPower: report.txPower ?? report.data.txPowerLevel, at: report.timestamp)
+                            txPower: report.txPower ?? report.data.txPowerLevel, age: age, at: report.timestamp)
                     }
                 case .rejected:
                     summary.rejections += 1
@@ -87,6 +106,7 @@ package struct TimelineReplay {
         applyRemote(through: .max)
         driver.finish(emit: emit)
         summary.counters = driver.engine.counters
+        summary.signatures = verifier.counters
         return summary
     }
 
@@ -102,6 +122,7 @@ package struct TimelineReplay {
                 writer.key("key"); writer.string(override.key.description)
                 writer.key("addr"); writer.string(override.address.description)
                 writer.key("seq"); writer.int(override.sequence)
+                if override.signal.isSigned { writer.key("signed"); writer.bool(true) }
             }
             if state.source == .remote, let message = state.remote?.message {
                 writer.key("message"); writer.string(message)
@@ -119,6 +140,7 @@ package struct TimelineReplay {
         let mode = state.decision.modeName.uppercased().replacingOccurrences("_", " ")
         var text = TimeFormat.iso8601(micros: state.time) + "  " + mode + "  " + state.source.rawValue
         if let zone = state.zone { text += " zone \(zone)" }
+        if state.source == .beacon, state.override?.signal.isSigned == true { text += " signed" }
         if state.source == .remote, let message = state.remote?.message, !message.isEmpty {
             text += " \"" + TerminalText.escaped(message) + "\""
         }

@@ -1,4 +1,5 @@
 import BLEPayload
+import CircuitState
 import Crypto
 import Foundation
 import Glibc
@@ -99,5 +100,40 @@ package struct VenueKeyring: Hashable, Sendable {
         var difference: UInt8 = 0
         for index in a.indices { difference |= a[index] ^ b[index] }
         return difference == 0
+    }
+}
+
+/// Checks v3 tags for the verifier with a keyring, keeping the day keys it derived: a day key is
+/// derived once (HKDF), not per frame. At most `cacheLimit` are kept; a forger's random signing
+/// times cost a derivation each, never memory.
+package struct VenueAuthenticator: FrameAuthenticator {
+    static let cacheLimit = 64
+
+    package let keyring: VenueKeyring
+    package let companyID: UInt16
+    private var dayKeys: [VenueKeyring.DayKeyID: SymmetricKey] = [:]
+
+    package init(keyring: VenueKeyring, companyID: UInt16) {
+        self.keyring = keyring
+        self.companyID = companyID
+    }
+
+    package mutating func check(_ signal: GeoRacingSignal) -> TagCheck {
+        guard let frame = GeoRacingSignedFrame(signal), let signature = signal.signature else { return .invalid }
+        let id = VenueKeyring.DayKeyID(keyID: frame.keyID, day: VenueKeyring.day(of: frame.signedAt))
+        let key: SymmetricKey
+        if let cached = dayKeys[id] {
+            key = cached
+        } else {
+            guard let bytes = keyring.key(id: id.keyID, day: id.day) else { return .unknownKey }
+            key = SymmetricKey(data: bytes)
+            if dayKeys.count >= Self.cacheLimit { dayKeys.removeAll(keepingCapacity: true) }
+            dayKeys[id] = key
+        }
+        let message = GeoRacingSignedFrame.message(signedPart: frame.signedPart, companyID: companyID)
+        let code = HMAC<SHA256>.authenticationCode(for: message, using: key)
+        let computed = code.withUnsafeBytes { raw in raw.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        // One 64-bit comparison: its time does not depend on where the tags differ.
+        return computed ^ signature.tag == 0 ? .valid : .invalid
     }
 }

@@ -9,11 +9,36 @@ struct ExampleCaptureCommand: ParsableCommand {
         shouldDisplay: true
     )
 
+    @Option(help: ArgumentHelp("Sign every GeoRacing frame as v3 with these venue keys.", valueName: "file"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("The key id to sign with, 0 to 15 (default: the file's lowest).", valueName: "id"))
+    var keyID: UInt8?
+
     @Argument(help: ArgumentHelp("Where to write the btsnoop (1002) capture.", valueName: "file"))
     var output: String
 
+    func validate() throws {
+        if keyID != nil && keyFile == nil { throw ValidationError("--key-id needs --key-file") }
+        if let keyID, keyID > 15 { throw ValidationError("--key-id \(keyID): a key id is 0 to 15") }
+    }
+
     func run() throws {
-        let bytes = ExampleCapture.raceWeekend()
+        var signing: ExampleCapture.Signing?
+        if let keyring = try loadVenueKeys(keyFile, command: "example-capture") {
+            let ids = keyring.venueKeys.keys.sorted() + keyring.dayKeys.keys.map(\.keyID).sorted()
+            guard let id = keyID ?? ids.first else {
+                printError("beacond example-capture: key file \(keyFile ?? ""): holds no key")
+                throw ExitCode(78)
+            }
+            signing = ExampleCapture.Signing(keyring: keyring, keyID: id)
+        }
+        guard let bytes = ExampleCapture.raceWeekend(signing: signing) else {
+            let day = DayNumber.format(ExampleCapture.day)
+            let id = signing.map { String($0.keyID) } ?? ""
+            printError("beacond example-capture: key file \(keyFile ?? ""): no key \(id) for \(day)")
+            throw ExitCode(78)
+        }
         try FileOutput.write(bytes, to: output)
     }
 }

@@ -37,3 +37,16 @@ struct NewKeyCommand: ParsableCommand {
         FileHandle.standardOutput.write(Data(VenueKeyFile.newKeyFile(id: id, createdAt: now).utf8))
     }
 }
+
+/// The keys of `--key-file` or `security.key_file` (nil: none). A file that cannot be used
+/// (missing, not a regular file, readable by its group or others, a bad line) is a configuration
+/// error: exit 78, with the file, the line when there is one, and why.
+func loadVenueKeys(_ path: String?, command: String) throws -> VenueKeyring? {
+    guard let path else { return nil }
+    do throws(VenueKeyFileError) {
+        return try VenueKeyFile.load(path)
+    } catch {
+        printError("beacond \(command): key file \(error)")
+        throw ExitCode(78)
+    }
+}

@@ -86,6 +86,25 @@ struct ReplayCommand: ParsableCommand {
         transform: ConfigFlag.checked(.fusionZones))
     var zones: ConfigFlag?
 
+    @Option(
+        name: .configKey(.securityKeyFile),
+        help: ArgumentHelp("Venue keys that verify signed v3 frames (--timeline).", valueName: "file"),
+        transform: ConfigFlag.checked(.securityKeyFile))
+    var keyFile: ConfigFlag?
+
+    @Option(
+        name: .configKey(.securityUnsigned),
+        help: ArgumentHelp("What unsigned frames count for: accept or reject (--timeline).", valueName: "policy"),
+        transform: ConfigFlag.checked(.securityUnsigned))
+    var unsigned: ConfigFlag?
+
+    @Option(
+        name: .configKey(.securityClockWindow),
+        help: ArgumentHelp(
+            "Seconds a v3 frame's clock may differ from the capture's, 1 to 3600 (--timeline).", valueName: "seconds"),
+        transform: ConfigFlag.checked(.securityClockWindow))
+    var clockWindow: ConfigFlag?
+
     @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
     var captures: [String]
 
@@ -96,6 +115,9 @@ struct ReplayCommand: ParsableCommand {
         if !timeline && remoteTimeline != nil {
             throw ValidationError("--remote-timeline needs --timeline")
         }
+        if !timeline && (keyFile != nil || unsigned != nil || clockWindow != nil) {
+            throw ValidationError("--key-file, --unsigned and --clock-window verify what --timeline fuses")
+        }
         if timeline && all {
             throw ValidationError("--all lists reports; --timeline lists states: choose one")
         }
@@ -104,8 +126,10 @@ struct ReplayCommand: ParsableCommand {
     /// The company id and fusion settings, from the flags checked by their keys' parsers.
     func checkedSettings() throws -> DaemonConfiguration {
         do throws(ConfigurationError) {
-            return try DaemonOverrides([companyID, minRSSI, staleAfter, maxTTL, deescalationHold, zones])
-                .applied(to: DaemonConfiguration())
+            return try DaemonOverrides([
+                companyID, minRSSI, staleAfter, maxTTL, deescalationHold, zones, keyFile, unsigned, clockWindow,
+            ])
+            .applied(to: DaemonConfiguration())
         } catch {
             printError("beacond replay: \(error)")
             throw ExitCode(error.exitCode)
@@ -149,9 +173,13 @@ extension ReplayCommand {
         }
         var configuration = settings.fusionConfiguration()
         configuration.policy = policy
+        let companyID = settings.scanner.companyID
+        let keyring = try loadVenueKeys(settings.security.keyFile, command: "replay")
         let replay = TimelineReplay(
-            configuration: configuration, decoder: GeoRacingDecoder(companyID: settings.scanner.companyID), json: json,
-            output: OutputStream(fd: STDOUT_FILENO))
+            configuration: configuration, decoder: GeoRacingDecoder(companyID: companyID), json: json,
+            output: OutputStream(fd: STDOUT_FILENO),
+            authenticator: keyring.map { VenueAuthenticator(keyring: $0, companyID: companyID) },
+            clockWindow: settings.security.clockWindow)
         let started = MonotonicClock.micros()
         let summary: TimelineReplay.Summary
         do {
@@ -176,7 +204,24 @@ extension ReplayCommand {
                 + "\(summary.rejections) rejected frames, \(summary.userBeacons) user beacons, "
                 + "\(counters.remoteSuccesses) remote fetches, "
                 + "\(counters.remoteFailures) failed; \(summary.changes) state changes; "
+                + Self.signedSummary(summary) + "; "
                 + "\(Int(Double(summary.reports) / elapsed)) reports/s")
+    }
+}
+
+extension ReplayCommand {
+    /// `signed: 12 accepted, rejected: bad_tag=1 replayed=2, 1 unsigned below a signed claim`.
+    static func signedSummary(_ summary: TimelineReplay.Summary) -> String {
+        let signatures = summary.signatures
+        let rejected = SignatureRejection.allCases.filter { signatures.rejected($0) > 0 }
+            .map { "\($0.rawValue)=\(signatures.rejected($0))" }
+        var text = "signed: \(signatures.accepted) accepted"
+        if !rejected.isEmpty { text += ", rejected: " + rejected.joined(separator: " ") }
+        if summary.counters.belowSigned > 0 {
+            text += ", \(summary.counters.belowSigned) unsigned below a signed claim"
+        }
+        if summary.counters.filteredUnsigned > 0 { text += ", \(summary.counters.filteredUnsigned) unsigned rejected" }
+        return text
     }
 }
 

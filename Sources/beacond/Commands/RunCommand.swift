@@ -80,12 +80,23 @@ struct RunCommand: AsyncParsableCommand {
     @Option(key: .mqttNode, help: "This node's MQTT topic level (default: the host name)", valueName: "name")
     var mqttNode: ConfigFlag?
 
+    @Option(
+        key: .securityKeyFile, help: "Venue keys that verify signed v3 frames (beacond keys new)", valueName: "file")
+    var keyFile: ConfigFlag?
+
+    @Option(key: .securityUnsigned, help: "What unsigned frames count for: accept or reject", valueName: "policy")
+    var unsigned: ConfigFlag?
+
+    @Option(key: .securityClockWindow, help: "Seconds a v3 frame's clock may differ from this one's", valueName: "s")
+    var clockWindow: ConfigFlag?
+
     /// The flags given, as overrides of their config keys.
     var overrides: DaemonOverrides {
         DaemonOverrides(
             scanner.flags + [
                 replay, speed, .switched(.scannerLoop, loop), remoteURL, pollInterval, timeout, staleAfter, policy,
-                minRSSI, zones, deescalationHold, socket, stateDir, logLevel, metrics, mqttURL, mqttNode,
+                minRSSI, zones, deescalationHold, socket, stateDir, logLevel, metrics, mqttURL, mqttNode, keyFile,
+                unsigned, clockWindow,
             ])
     }
 
@@ -100,13 +111,13 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         let configuration = loaded.configuration
+        let keyring = try loadVenueKeys(configuration.security.keyFile, command: "run")
         let levelControl = DaemonLogging.bootstrap(level: configuration.log.level)
         let logger = Logger(label: "beacond")
         do {
             let daemon = try Daemon(
                 configuration: configuration, configurationPath: path, configurationFile: loaded.file,
-                overrides: overrides,
-                levelControl: levelControl, logger: logger)
+                overrides: overrides, keyring: keyring, levelControl: levelControl, logger: logger)
             try await daemon.run()
         } catch {
             printError("beacond run: \(error)")

@@ -79,6 +79,10 @@ import Testing
               heartbeat_url: https://panel.venue/api/beacons/heartbeat
               heartbeat_ca_file: \(ca)
               uid: kiosk-7
+            security:
+              key_file: \(token)
+              unsigned: reject
+              clock_window: 12
 
             """
     }

@@ -65,7 +65,8 @@ import Testing
         #expect(DurationRange.deescalationHold.text == "between 0.1 and 10 seconds")
         #expect(DurationRange.blueZRefresh.text == "0 (off) or between 1 and 3600 seconds")
         #expect(DurationRange.beaconInterval.text == "between 0.02 and 10.24 seconds")
-        #expect(Self.durationKeys.count == 8)
+        #expect(DurationRange.clockWindow.text == "between 1 and 3600 seconds")
+        #expect(Self.durationKeys.count == 9)
     }
 
     @Test func durationBoundsAreInclusive() throws {

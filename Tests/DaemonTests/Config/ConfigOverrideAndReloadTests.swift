@@ -58,7 +58,8 @@ import Testing
             policy: "beacon-first", minRSSI: "-100", zones: "9", socket: "/tmp/x.sock", stateDir: "/tmp/s",
             record: "/tmp/r", logLevel: "trace", active: true, scanIntervalMs: "200", scanWindowMs: "50",
             recordMaxMB: "7", recordKeep: "2", deescalationHold: "2.5", metrics: "127.0.0.1:9464",
-            mqttURL: "mqtt://127.0.0.1", mqttNode: "kiosk-1")
+            mqttURL: "mqtt://127.0.0.1", mqttNode: "kiosk-1", keyFile: "/etc/beacond/venue.keys", unsigned: "reject",
+            clockWindow: "12")
         #expect(Set(overrides.values.map(\.key)) == Set(ConfigKey.allCases.filter { $0.flag != nil }))
         for (key, _) in overrides.values {
             #expect(ConfigKey.forFlag(key.flag!) == key)
@@ -73,6 +74,9 @@ import Testing
         #expect(configuration.remote.timeout == 500_000)
         #expect(configuration.remote.staleAfter == 7 * Self.second)
         #expect(configuration.fusion.policy == .beaconFirst)
+        #expect(configuration.security.keyFile == "/etc/beacond/venue.keys")
+        #expect(configuration.fusionConfiguration().unsignedFrames == .reject)
+        #expect(configuration.security.clockWindow == 12 * Self.second)
         #expect(configuration.log.level == .trace)
         #expect(configuration.describe(.scannerCompanyID) == "0x11")
         #expect(configuration.scanner.active)
@@ -109,6 +113,8 @@ import Testing
             "--metrics",
             // Issue 16's.
             "--mqtt-url", "--mqtt-node",
+            // Issue 29's.
+            "--key-file", "--unsigned", "--clock-window",
         ]
         #expect(Set(flags) == Set(ConfigKey.allCases.compactMap(\.flag)))
         #expect(ConfigKey.forFlag("--socket") == .socketPath)

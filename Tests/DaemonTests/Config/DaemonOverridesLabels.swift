@@ -11,7 +11,8 @@ extension DaemonOverrides {
         zones: String? = nil, socket: String? = nil, stateDir: String? = nil, record: String? = nil,
         logLevel: String? = nil, active: Bool? = nil, scanIntervalMs: String? = nil, scanWindowMs: String? = nil,
         recordMaxMB: String? = nil, recordKeep: String? = nil, deescalationHold: String? = nil,
-        metrics: String? = nil, mqttURL: String? = nil, mqttNode: String? = nil
+        metrics: String? = nil, mqttURL: String? = nil, mqttNode: String? = nil, keyFile: String? = nil,
+        unsigned: String? = nil, clockWindow: String? = nil
     ) {
         let given: [(ConfigKey, String?)] = [
             (.scannerBackend, backend), (.scannerAdapter, adapter), (.scannerCompanyID, companyID),
@@ -22,7 +23,8 @@ extension DaemonOverrides {
             (.stateDir, stateDir), (.recordPath, record), (.logLevel, logLevel),
             (.scannerActive, active.map { String($0) }), (.scannerScanInterval, scanIntervalMs),
             (.scannerScanWindow, scanWindowMs), (.recordMaxMB, recordMaxMB), (.recordKeep, recordKeep),
-            (.metricsListen, metrics), (.mqttURL, mqttURL), (.mqttNode, mqttNode),
+            (.metricsListen, metrics), (.mqttURL, mqttURL), (.mqttNode, mqttNode), (.securityKeyFile, keyFile),
+            (.securityUnsigned, unsigned), (.securityClockWindow, clockWindow),
         ]
         self.init(given.map { key, text in text.map { ConfigFlag(key, $0) } })
     }
