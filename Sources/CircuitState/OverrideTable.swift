@@ -53,6 +53,9 @@ struct OverrideTable {
     private var freeSlots: [Int] = []
     private var slotByKey: [OverrideKey: Int] = [:]
     private var recency = Array(repeating: RecencyList(), count: TrackMode.allCases.count)
+    /// Entries publishing a signed claim, by severity: a signed entry takes the lead from a
+    /// sticky unsigned one of its severity without a scan of the list when there is none.
+    private var signedCounts = Array(repeating: 0, count: TrackMode.allCases.count)
     private var expiries = ExpiryQueue()
     private var lastRevision: UInt64 = 0
 
@@ -117,12 +120,14 @@ struct OverrideTable {
         var revision: UInt64
     }
 
-    /// The winner among the most severe entries: `preferred` when it is one of them, else the best ranked.
+    /// The winner among the most severe entries: `preferred` when it is one of them (unless it is
+    /// unsigned and a signed one is among them), else the best ranked.
     func leader(preferring preferred: OverrideKey?) -> Leader? {
         guard let top = topSeverity else { return nil }
         var slot: Int?
         if let preferred, let preferredSlot = slotByKey[preferred],
-            read(preferredSlot, { $0.mode.severity }) == top
+            let (severity, signed) = read(preferredSlot, { ($0.mode.severity, $0.signal.isSigned) }), severity == top,
+            signed || signedCounts[top] == 0
         {
             slot = preferredSlot
         } else {
@@ -170,11 +175,15 @@ struct OverrideTable {
         _ key: OverrideKey, at now: Int64, rssi: Int8?, txPower: Int8?, _ change: (inout ClaimSet) -> Void
     ) {
         lastRevision += 1
-        if let slot = slotByKey[key], let severity = read(slot, { $0.published.severity }) {
+        if let slot = slotByKey[key],
+            let (severity, signed) = read(slot, { ($0.published.severity, $0.signal.isSigned) })
+        {
             // In place: copying the entry would copy its claims.
             let published = slots[slot]?.change(at: now, rssi: rssi, txPower: txPower, revision: lastRevision, change)
             if published != nil { revisions[slot] = lastRevision }
             if let published {
+                countSigned(signed, severity: severity, by: -1)
+                countSigned(published.signal.isSigned, severity: published.severity, by: 1)
                 if published.severity != severity {
                     unlink(slot, severity: severity)
                     link(slot, severity: published.severity)
@@ -207,6 +216,7 @@ struct OverrideTable {
             revisions.append(lastRevision)
         }
         slotByKey[key] = slot
+        countSigned(published.signal.isSigned, severity: published.severity, by: 1)
         link(slot, severity: published.severity)
         markNextExpiry(of: slot)
         tidyExpiries()
@@ -232,6 +242,8 @@ struct OverrideTable {
                 continue
             }
             lastRevision += 1
+            countSigned(entry.signal.isSigned, severity: entry.published.severity, by: -1)
+            countSigned(published.signal.isSigned, severity: published.severity, by: 1)
             let severityChanged = published.severity != entry.published.severity
             if severityChanged { unlink(mark.slot, severity: entry.published.severity) }
             entry.published = published
@@ -261,6 +273,8 @@ struct OverrideTable {
             }
             lastRevision += 1
             unlink(slot, severity: entry.published.severity)
+            countSigned(entry.signal.isSigned, severity: entry.published.severity, by: -1)
+            countSigned(published.signal.isSigned, severity: published.severity, by: 1)
             entry.published = published
             entry.revision = lastRevision
             slots[slot] = entry
@@ -297,6 +311,7 @@ struct OverrideTable {
     private mutating func removeSlot(_ slot: Int) {
         guard let entry = slots[slot] else { return }
         unlink(slot, severity: entry.mode.severity)
+        countSigned(entry.signal.isSigned, severity: entry.mode.severity, by: -1)
         slotByKey[entry.key] = nil
         slots[slot] = nil
         revisions[slot] = 0
@@ -320,6 +335,10 @@ struct OverrideTable {
         while let mark = expiries.first, !isCurrent(mark) {
             _ = expiries.removeFirst()
         }
+    }
+
+    private mutating func countSigned(_ signed: Bool, severity: Int, by delta: Int) {
+        if signed { signedCounts[severity] += delta }
     }
 
     /// Makes `slot` the most recent of its severity.

@@ -89,8 +89,10 @@ public struct SignatureCounters: Hashable, Sendable {
     public func rejected(_ reason: SignatureRejection) -> Int { rejected[reason, default: 0] }
 }
 
-/// Checks v3 frames before the engine sees them: the tag, the signing time against the receiver's
-/// clock, the sender's order, and the frame's age on the sender's own clock (docs/security.md).
+/// Checks v3 frames before the engine sees them: the signing time against the receiver's clock,
+/// the tag, the sender's order, and the frame's age on the sender's own clock (docs/security.md).
+/// The window comes first because it is free: a flood of frames with made-up signing times costs
+/// no key derivation and no HMAC.
 ///
 /// Two clocks are injected: engine time (CLOCK_BOOTTIME live, capture time in replay), on which
 /// ages are measured, and the receiver's wall clock (capture time in replay), against which only
@@ -156,7 +158,6 @@ public struct SignedFrameVerifier: Sendable {
     /// (µs since 1970).
     public mutating func check(_ signal: GeoRacingSignal, at now: Int64, wallClock: Int64) -> Verdict {
         guard let signature = signal.signature, let source = SignedSource(signal) else { return .unsigned }
-        if let rejection = checkTag(signal, source: source) { return reject(rejection) }
         let signedAt = Int64(signature.signedAt) * 1_000_000
         // T is whole seconds: the frame was signed within [T, T + 1 s).
         if wallClock < signedAt.subtractingSaturating(clockWindow)
@@ -164,6 +165,7 @@ public struct SignedFrameVerifier: Sendable {
         {
             return reject(.clockWindow)
         }
+        if let rejection = checkTag(signal, source: source) { return reject(rejection) }
         let order = SignedOrder(signedAt: signature.signedAt, sequence: signal.sequence)
         var record = sources[source] ?? SenderRecord(mark: order)
         if order < record.mark { return reject(.replayed) }

@@ -84,6 +84,20 @@ import Testing
         #expect(engine.activeOverrides(at: second).map(\.zone) == [9, 1])
     }
 
+    /// The published key is sticky among equals, but not against a signed one: a signed claim
+    /// of the same severity takes the lead from an unsigned key already on screen.
+    @Test func aSignedClaimTakesTheLeadFromAStickyUnsignedOne() {
+        var engine = FusionEngine()
+        engine.circuit(zone: 1, .redFlag, sequence: 1, from: address(1), rssi: -40, at: 0)
+        #expect(engine.published(at: 0).zone == 1)
+        engine.circuit(zone: 2, .redFlag, sequence: 1, from: address(3), rssi: -30, at: second)
+        #expect(engine.published(at: second).zone == 1, "an unsigned equal does not take over")
+        engine.ingest(Self.signed(.redFlag, zone: 9), address: address(2), rssi: -80, at: 2 * second)
+        #expect(engine.published(at: 2 * second).zone == 9)
+        // Once the signed claim lapses, the unsigned keys lead again.
+        #expect(engine.published(at: 12 * second + 1).zone != 9)
+    }
+
     @Test func aSignedFramesLifetimeCountsFromItsSigning() {
         var engine = FusionEngine()
         engine.ingest(Self.signed(.evacuation, ttl: 10), address: Self.beacon, rssi: -60, age: 4 * second, at: 0)

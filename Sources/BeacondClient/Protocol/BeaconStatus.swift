@@ -14,6 +14,10 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
     package var sequence: Int?
     package var temperature: Int?
     package var frame: String?
+    /// `v1`, `v3` or `both` (`beacon.frame_version`); nil from older daemons.
+    package var frameVersion: String?
+    /// The signing time T of the v3 frame on the air; nil for v1 and while silent.
+    package var signedAt: Int?
     /// Frames handed to the radio (each change once), and adapter reopenings.
     package var frames = 0
     package var restarts = 0
@@ -24,6 +28,8 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
         case backend, adapter, zone, state, detail, mode
         case sequence = "seq"
         case temperature, frame, frames, restarts, heartbeat
+        case frameVersion = "frame_version"
+        case signedAt = "signed_at"
     }
 
     package init(backend: String, adapter: String, zone: Int) {
@@ -43,6 +49,8 @@ package struct BeaconStatus: Hashable, Sendable, Decodable {
         writer.key("seq"); writer.int(sequence)
         writer.key("temperature"); writer.int(temperature)
         writer.key("frame"); writer.string(orNull: frame)
+        if let frameVersion { writer.key("frame_version"); writer.string(frameVersion) }
+        if let signedAt { writer.key("signed_at"); writer.int(signedAt) }
         writer.key("frames"); writer.int(frames)
         writer.key("restarts"); writer.int(restarts)
         if let heartbeat { writer.key("heartbeat"); heartbeat.render(into: &writer) }

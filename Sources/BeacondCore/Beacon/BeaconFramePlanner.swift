@@ -23,8 +23,9 @@ package enum BeaconPlan: Hashable, Sendable {
 /// Turns the beacon's input into frames, bit-compatible with GeoRacing's Windows beacon: a v1
 /// frame with the zone, the mode byte, flags 0, the sequence and a TTL of 10 s, plus the
 /// temperature byte when race control gave a temperature. The sequence increases on every change
-/// of mode byte or whole-degree temperature and is persisted (`BeaconSequenceFile`), so a
-/// restarted beacon never sends a changed frame under an old sequence.
+/// of mode (as v3 carries it: yellow flag and VSC apart) or whole-degree temperature and is
+/// persisted (`BeaconSequenceFile`), so a restarted beacon never sends a changed frame under an
+/// old sequence. The transmitter signs the same frame as v3 (`BeaconSigner`).
 package struct BeaconFramePlanner: Sendable {
     /// The Windows beacon's TTL.
     package static let ttl: UInt8 = 10
@@ -59,6 +60,11 @@ package struct BeaconFramePlanner: Sendable {
 
     /// The plan for `input`. A new frame content takes the next sequence; the caller persists
     /// `last` before advertising it (`changed`).
+    /// Notes the signing time of the v3 frame about to go out; the caller persists `last`.
+    package mutating func signed(at signedAt: UInt32) {
+        last?.signedAt = signedAt
+    }
+
     package mutating func plan(_ input: BeaconInput) -> (plan: BeaconPlan, changed: Bool) {
         let mode: TrackMode
         var temperature: UInt8?
@@ -78,10 +84,12 @@ package struct BeaconFramePlanner: Sendable {
             return (.silent(reason: reason), false)
         }
         let byte = Self.modeByte(mode)
+        let v3Byte = BeaconSigner.modeByte(mode)
         var changed = false
-        if last?.mode != byte.rawValue || last?.temperature != temperature {
+        if last?.mode != v3Byte || last?.temperature != temperature {
             let sequence = last.map { $0.sequence &+ 1 } ?? 0
-            last = BeaconSequenceFile.Record(sequence: sequence, mode: byte.rawValue, temperature: temperature)
+            last = BeaconSequenceFile.Record(
+                sequence: sequence, mode: v3Byte, temperature: temperature, signedAt: last?.signedAt)
             changed = true
         }
         let signal = GeoRacingSignal.circuit(
@@ -91,37 +99,51 @@ package struct BeaconFramePlanner: Sendable {
 }
 
 /// The beacon's last frame content and sequence in its state directory (`beacon-sequence`), one
-/// line: `sequence mode temperature` (`-` for none). A file that cannot be read as that starts
-/// the sequence again from 0 and says so; it is never an error that stops the beacon.
+/// line: `sequence mode temperature [signed_at]` (`-` for no temperature; the mode as v3 numbers
+/// it; the signing time of the last v3 frame sent, which the next one never goes below). A file
+/// that cannot be read as that starts the sequence again from 0 and says so; it is never an error
+/// that stops the beacon.
 package enum BeaconSequenceFile {
     package static let name = "beacon-sequence"
 
     package struct Record: Hashable, Sendable {
         package var sequence: UInt16
+        /// The v3 mode byte (0–5; v1's four keep their numbers).
         package var mode: UInt8
         package var temperature: UInt8?
+        /// The last v3 frame's signing time; nil before any was sent.
+        package var signedAt: UInt32?
 
-        package init(sequence: UInt16, mode: UInt8, temperature: UInt8?) {
+        package init(sequence: UInt16, mode: UInt8, temperature: UInt8?, signedAt: UInt32? = nil) {
             self.sequence = sequence
             self.mode = mode
             self.temperature = temperature
+            self.signedAt = signedAt
         }
     }
 
     package static func encode(_ record: Record) -> [UInt8] {
-        Array("\(record.sequence) \(record.mode) \(record.temperature.map { "\($0)" } ?? "-")\n".utf8)
+        let signed = record.signedAt.map { " \($0)" } ?? ""
+        return Array("\(record.sequence) \(record.mode) \(record.temperature.map { "\($0)" } ?? "-")\(signed)\n".utf8)
     }
 
     package static func decode(_ bytes: [UInt8]) -> Record? {
         guard bytes.count <= 64, let text = String(validating: bytes, as: UTF8.self) else { return nil }
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)
             .map { $0.trimmingSuffix("\n") }
-        guard fields.count == 3, let sequence = UInt16(fields[0]), let mode = UInt8(fields[1]), mode <= 3 else {
+        guard fields.count == 3 || fields.count == 4, let sequence = UInt16(fields[0]), let mode = UInt8(fields[1]),
+            mode <= 5
+        else {
             return nil
         }
-        if fields[2] == "-" { return Record(sequence: sequence, mode: mode, temperature: nil) }
+        var signedAt: UInt32?
+        if fields.count == 4 {
+            guard let time = UInt32(fields[3]) else { return nil }
+            signedAt = time
+        }
+        if fields[2] == "-" { return Record(sequence: sequence, mode: mode, temperature: nil, signedAt: signedAt) }
         guard let temperature = UInt8(fields[2]) else { return nil }
-        return Record(sequence: sequence, mode: mode, temperature: temperature)
+        return Record(sequence: sequence, mode: mode, temperature: temperature, signedAt: signedAt)
     }
 }
 

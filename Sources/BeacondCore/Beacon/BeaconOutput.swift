@@ -1,4 +1,6 @@
+import BLEPayload
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The daemon's own transmitter (`beacon:` section): one more output of the hub. It follows race
@@ -13,13 +15,16 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
     private let relay: BeaconStatusRelay
     /// Whether the daemon has a `remote.url`: without one, a state's null `remote` is for good.
     private let followsRaceControl: Bool
+    /// Where the transmitter's once-a-second look for re-signing runs: the hub's loop.
+    private let timerLoop: (any EventLoop)?
     private let logger: Logger
 
     package init(
         transmitter: BeaconTransmitter, heartbeat: BeaconHeartbeat? = nil, relay: BeaconStatusRelay = .init(),
-        followsRaceControl: Bool, logger: Logger
+        followsRaceControl: Bool, timerLoop: (any EventLoop)? = nil, logger: Logger
     ) {
         self.followsRaceControl = followsRaceControl
+        self.timerLoop = timerLoop
         self.transmitter = transmitter
         self.heartbeat = heartbeat
         self.relay = relay
@@ -33,21 +38,27 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
         relay.listen(listener)
     }
 
-    /// The output for `configuration`, or nil without `beacon.zone`.
+    /// The output for `configuration`, or nil without `beacon.zone`. `keyring` signs v3 frames.
     /// - Throws: `WakeSignal.Failure`, or `RemoteConfigurationError` for the heartbeat's URL or CA file.
     package static func make(
-        _ configuration: DaemonConfiguration.Beacon, stateDir: String, followsRaceControl: Bool, logger: Logger
+        _ configuration: DaemonConfiguration.Beacon, stateDir: String, followsRaceControl: Bool,
+        keyring: VenueKeyring? = nil, companyID: UInt16 = GeoRacingSignal.defaultCompanyID,
+        timerLoop: (any EventLoop)? = nil, logger: Logger
     ) throws -> BeaconOutput? {
         guard let zone = configuration.zone else { return nil }
         let radio = BeaconRadio(
             backend: configuration.backend, adapter: configuration.adapter, interval: configuration.interval)
         let relay = BeaconStatusRelay()
         let advertiser = try radio.makeAdvertiser(logger: logger) { _ in relay.refresh() }
+        var transmitterConfiguration = BeaconTransmitter.Configuration(
+            zone: zone, backend: configuration.backend.rawValue, adapter: configuration.adapter, stateDir: stateDir)
+        transmitterConfiguration.companyID = companyID
+        transmitterConfiguration.frameVersion = configuration.frameVersion
+        transmitterConfiguration.signer = keyring.map {
+            BeaconSigner(keyring: $0, sourceID: configuration.sourceID ?? zone, companyID: companyID)
+        }
         let transmitter = BeaconTransmitter(
-            configuration: .init(
-                zone: zone, backend: configuration.backend.rawValue, adapter: configuration.adapter,
-                stateDir: stateDir),
-            backend: advertiser, logger: logger)
+            configuration: transmitterConfiguration, backend: advertiser, logger: logger)
         let heartbeat = try configuration.heartbeatURL.map { url in
             try BeaconHeartbeat(
                 configuration: .init(
@@ -58,7 +69,7 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
         }
         return BeaconOutput(
             transmitter: transmitter, heartbeat: heartbeat, relay: relay, followsRaceControl: followsRaceControl,
-            logger: logger)
+            timerLoop: timerLoop, logger: logger)
     }
 
     package func receive(_ event: HubEvent) {
@@ -92,7 +103,7 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
         let heartbeats = heartbeat.map { heartbeat in Task { await heartbeat.run() } }
         defer { heartbeats?.cancel() }
         do {
-            try await transmitter.run()
+            if let timerLoop { try await transmitter.run(timersOn: timerLoop) } else { try await transmitter.run() }
         } catch {
             logger.error("beacon: \(error); running without the transmitter")
             try? await gracefulShutdown()

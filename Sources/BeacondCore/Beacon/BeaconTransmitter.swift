@@ -2,6 +2,8 @@ import BLEPayload
 import CircuitState
 import Glibc
 import Logging
+import NIOCore
+import NIOPosix
 import Synchronization
 
 /// A transmitter backend: takes the advertising data to send (nil: none) and runs until stopped.
@@ -74,6 +76,10 @@ package struct BeaconRadio: Hashable, Sendable {
 /// The transmitter: what to advertise (`BeaconFramePlanner`), its persisted sequence, and the
 /// backend that puts it on the air. `update` may be called from any thread; the same component
 /// serves `beacond beacon` and the daemon's `beacon:` section.
+///
+/// Signed v3 frames (`frameVersion` v3 or both) are signed again at least every 5 s, so that their
+/// signing time T stays fresh; T never goes below the last one sent, which is persisted with the
+/// sequence. `both` sends v1 and v3 in turn, a second each.
 package final class BeaconTransmitter: Sendable {
     package struct Configuration: Hashable, Sendable {
         package var zone: UInt16
@@ -82,6 +88,9 @@ package final class BeaconTransmitter: Sendable {
         /// Where the sequence is kept across restarts; nil keeps it in memory only.
         package var stateDir: String?
         package var companyID: UInt16 = GeoRacingSignal.defaultCompanyID
+        package var frameVersion = BeaconFrameVersion.v1
+        /// Signs v3 frames; needed unless `frameVersion` is v1.
+        package var signer: BeaconSigner?
 
         package init(zone: UInt16, backend: String, adapter: String, stateDir: String?) {
             self.zone = zone
@@ -91,23 +100,45 @@ package final class BeaconTransmitter: Sendable {
         }
     }
 
+    /// The longest a signed frame's T is kept before it is signed again.
+    package static let resignInterval: UInt32 = 5
+    /// How often the transmitter looks again (re-signing, `both`'s turns).
+    static let tickInterval: TimeAmount = .seconds(1)
+
     private struct Shared {
         var planner: BeaconFramePlanner
         var plan = BeaconPlan.silent(reason: "waiting for its source")
         var input: BeaconInput?
+        /// The frame on the air now (v1 or v3); nil while silent.
+        var onAir: GeoRacingSignal?
+        /// The last v3 frame signed: kept on the air until its T is due again.
+        var lastSigned: GeoRacingSignal?
+        /// Why a frame to advertise is not on the air (no key signs today).
+        var signingProblem: String?
+        /// `both`: whether the v3 frame has the current turn.
+        var v3Turn = true
+        /// The record last written to the state directory.
+        var persisted: BeaconSequenceFile.Record?
     }
 
     package let configuration: Configuration
     private let backend: any BeaconAdvertiserBackend
     private let shared: Mutex<Shared>
     private let logger: Logger
+    /// The wall clock, Unix µs, that v3 frames are signed by.
+    private let wallClock: @Sendable () -> Int64
 
-    package init(configuration: Configuration, backend: any BeaconAdvertiserBackend, logger: Logger) {
+    package init(
+        configuration: Configuration, backend: any BeaconAdvertiserBackend, logger: Logger,
+        wallClock: @escaping @Sendable () -> Int64 = { MonotonicClock.wallMicros() }
+    ) {
         self.configuration = configuration
         self.backend = backend
         self.logger = logger
+        self.wallClock = wallClock
         let restored = configuration.stateDir.flatMap { Self.restore(from: $0, logger: logger) }
-        shared = Mutex(Shared(planner: BeaconFramePlanner(zone: configuration.zone, restored: restored)))
+        shared = Mutex(
+            Shared(planner: BeaconFramePlanner(zone: configuration.zone, restored: restored), persisted: restored))
     }
 
     private var sequencePath: String? {
@@ -134,27 +165,79 @@ package final class BeaconTransmitter: Sendable {
     /// Follows `input`: a new frame content takes the next sequence, which is persisted before
     /// the frame goes on the air; an input to stay silent stops advertising.
     package func update(_ input: BeaconInput) {
-        let (plan, changed, record, previous) = shared.withLock { shared in
+        let now = wallClock()
+        let (plan, previous, onAir, record) = shared.withLock { shared in
             let previous = shared.plan
-            let (plan, changed) = shared.planner.plan(input)
-            shared.plan = plan
+            shared.plan = shared.planner.plan(input).plan
             shared.input = input
-            return (plan, changed, shared.planner.last, previous)
+            let onAir = choose(&shared, at: now)
+            return (shared.plan, previous, onAir, unsaved(&shared))
         }
-        if changed, let record, let path = sequencePath {
-            do {
-                try FileOutput.write(BeaconSequenceFile.encode(record), to: path, mode: 0o644)
-            } catch {
-                logger.warning("beacon: cannot keep the sequence in \(path): \(error)")
-            }
-        }
-        switch plan {
-        case .advertise(let signal):
-            backend.set(signal.advertisingData(companyID: configuration.companyID))
-        case .silent:
-            backend.set(nil)
-        }
+        persist(record)
+        backend.set(onAir?.advertisingData(companyID: configuration.companyID))
         if plan != previous { logger.info("beacon: \(Self.describe(plan))") }
+    }
+
+    /// Signs again when T is due and takes `both`'s next turn: once a second while it runs.
+    func tick() {
+        let now = wallClock()
+        let (changed, onAir, record) = shared.withLock { shared in
+            shared.v3Turn.toggle()
+            let before = shared.onAir
+            let onAir = choose(&shared, at: now)
+            return (onAir != before, onAir, unsaved(&shared))
+        }
+        persist(record)
+        if changed { backend.set(onAir?.advertisingData(companyID: configuration.companyID)) }
+    }
+
+    /// The frame to put on the air for the plan in force at wall time `now`: v1, or v3 signed at
+    /// T, where T is kept while it is younger than `resignInterval` and the content is unchanged,
+    /// and is never below the last T sent.
+    private func choose(_ shared: inout Shared, at now: Int64) -> GeoRacingSignal? {
+        shared.signingProblem = nil
+        guard case .advertise(let frame) = shared.plan, let record = shared.planner.last else {
+            shared.onAir = nil
+            return nil
+        }
+        let sendsV3 = configuration.frameVersion == .v3 || (configuration.frameVersion == .both && shared.v3Turn)
+        guard sendsV3, let signer = configuration.signer else {
+            shared.onAir = frame
+            return frame
+        }
+        let second = UInt32(clamping: max(0, now) / 1_000_000)
+        var signedAt = max(second, record.signedAt ?? 0)
+        if let current = shared.lastSigned, let signature = current.signature, current.sequence == frame.sequence,
+            current.temperature == (frame.temperature ?? 0), second < signature.signedAt &+ Self.resignInterval,
+            signature.signedAt >= (record.signedAt ?? 0)
+        {
+            signedAt = signature.signedAt
+        }
+        guard let signed = signer.sign(frame, mode: record.mode, signedAt: signedAt) else {
+            shared.signingProblem = "no key in the key file signs \(DayNumber.format(VenueKeyring.day(of: signedAt)))"
+            shared.onAir = nil
+            return nil
+        }
+        shared.planner.signed(at: signedAt)
+        shared.lastSigned = signed
+        shared.onAir = signed
+        return signed
+    }
+
+    /// The planner's record when it differs from the one last persisted.
+    private func unsaved(_ shared: inout Shared) -> BeaconSequenceFile.Record? {
+        guard let record = shared.planner.last, record != shared.persisted else { return nil }
+        shared.persisted = record
+        return record
+    }
+
+    private func persist(_ record: BeaconSequenceFile.Record?) {
+        guard let record, let path = sequencePath else { return }
+        do {
+            try FileOutput.write(BeaconSequenceFile.encode(record), to: path, mode: 0o644)
+        } catch {
+            logger.warning("beacon: cannot keep the sequence in \(path): \(error)")
+        }
     }
 
     /// "advertising zone 7 red_flag seq 12 11°C (0100070200000c0a0b)", "silent: why".
@@ -176,9 +259,14 @@ package final class BeaconTransmitter: Sendable {
 
     package var plan: BeaconPlan { shared.withLock { $0.plan } }
 
+    /// The frame on the air now, v1 or v3; nil while silent.
+    package var onAir: GeoRacingSignal? { shared.withLock { $0.onAir } }
+
     /// The transmitter's part of a status reply.
     package var status: BeaconStatus {
-        let plan = self.plan
+        let (plan, onAir, record, signingProblem) = shared.withLock {
+            ($0.plan, $0.onAir, $0.planner.last, $0.signingProblem)
+        }
         var status = BeaconStatus(
             backend: configuration.backend, adapter: configuration.adapter, zone: Int(configuration.zone))
         switch backend.state {
@@ -194,13 +282,18 @@ package final class BeaconTransmitter: Sendable {
         case .stopped:
             status.state = "stopped"
         }
+        status.frameVersion = configuration.frameVersion.rawValue
         switch plan {
-        case .advertise(let signal):
-            status.mode = signal.mode.name
+        case .advertise(let signal) where onAir != nil:
+            status.mode = record.map { GeoRacingMode(v3RawValue: $0.mode).name } ?? signal.mode.name
             status.sequence = Int(signal.sequence)
             status.temperature = signal.temperature.map { Int($0) }
-            status.frame = Self.hex(signal)
+            status.frame = onAir.map(Self.hex)
+            status.signedAt = onAir?.signature.map { Int($0.signedAt) }
             if status.state == "silent" { status.state = "starting" }
+        case .advertise:
+            status.state = "silent"
+            status.detail = status.detail ?? signingProblem
         case .silent(let reason):
             if status.detail == nil { status.detail = reason }
         }
@@ -209,6 +302,22 @@ package final class BeaconTransmitter: Sendable {
         return status
     }
 
-    package func run() async throws { try await backend.run() }
+    /// Runs the radio until stopped; while it sends signed frames, looks again once a second
+    /// (`tick`) on `loop`'s timer.
+    package func run(timersOn loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()) async throws {
+        guard configuration.frameVersion.signs else { return try await backend.run() }
+        let ticks = Task {
+            while !Task.isCancelled {
+                do {
+                    try await loop.wait(for: Self.tickInterval)
+                } catch {
+                    return
+                }
+                tick()
+            }
+        }
+        defer { ticks.cancel() }
+        try await backend.run()
+    }
     package func stop() { backend.stop() }
 }

@@ -50,6 +50,7 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case beaconAdapter = "beacon.adapter"
     case beaconInterval = "beacon.interval"
     case beaconFrameVersion = "beacon.frame_version"
+    case beaconSourceID = "beacon.source_id"
     case beaconHeartbeatURL = "beacon.heartbeat_url"
     case beaconHeartbeatCAFile = "beacon.heartbeat_ca_file"
     case beaconUID = "beacon.uid"

@@ -256,7 +256,12 @@ extension ConfigKey {
         case .beaconBackend:
             return Row(\.beacon.backend, reload: .restart, parse: P.beaconBackend, format: \.rawValue)
         case .beaconFrameVersion:
-            return Row(\.beacon.frameVersion, reload: .restart, parse: P.beaconFrameVersion, format: { String($0) })
+            return Row(\.beacon.frameVersion, reload: .restart, parse: P.beaconFrameVersion, format: \.rawValue)
+        case .beaconSourceID:
+            return Row(
+                \.beacon.sourceID, reload: .restart,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.integer(value, in: 0...UInt16.max) },
+                format: { $0.map(String.init) ?? "~" })
         case .beaconAdapter: return Row(\.beacon.adapter, reload: .restart, parse: P.adapter, format: { $0 })
         case .beaconInterval: return Row(\.beacon.interval, reload: .restart, duration: .beaconInterval)
         case .beaconHeartbeatURL:

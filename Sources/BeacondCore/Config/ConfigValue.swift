@@ -192,12 +192,11 @@ package enum ConfigValueParser {
         return backend
     }
 
-    /// `beacon.frame_version`: the versions the transmitter sends (1 until the signed v3 frame).
-    static func beaconFrameVersion(_ value: RawConfigValue) throws(ConfigValueProblem) -> Int {
-        let version = try integer(value, in: 0...255, as: Int.self)
-        guard version == 1 else {
-            throw ConfigValueProblem(
-                "frame version \(version) is not one this beacond sends (1: GeoRacing v1)", at: value)
+    /// `beacon.frame_version`: the frames the transmitter sends: v1, v3 or both.
+    static func beaconFrameVersion(_ value: RawConfigValue) throws(ConfigValueProblem) -> BeaconFrameVersion {
+        let text = try scalar(value, expected: "v1, v3 or both")
+        guard let version = BeaconFrameVersion(text: text) else {
+            throw ConfigValueProblem("expected v1, v3 or both, found \(quoted(text))", at: value)
         }
         return version
     }

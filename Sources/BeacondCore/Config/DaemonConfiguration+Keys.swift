@@ -26,6 +26,12 @@ extension DaemonConfiguration {
                     reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
                         + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
         }
+        if beacon.zone != nil, beacon.frameVersion.signs, security.keyFile == nil {
+            problems.append(
+                origins.problem(
+                    .beaconFrameVersion,
+                    reason: "frame version \(beacon.frameVersion.rawValue) signs frames: it needs security.key_file"))
+        }
         return problems + mqttCrossCheck()
     }
 

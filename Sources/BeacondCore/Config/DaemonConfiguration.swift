@@ -129,8 +129,10 @@ package struct DaemonConfiguration: Hashable, Sendable {
         package var adapter = "hci0"
         /// Advertising interval, µs.
         package var interval: Int64 = 100_000
-        /// The GeoRacing frame version advertised: 1 (the signed v3 frame is to come).
-        package var frameVersion = 1
+        /// The GeoRacing frames advertised: v1, signed v3, or both in turn.
+        package var frameVersion = BeaconFrameVersion.v1
+        /// The transmitter's id in its signed frames; nil: the zone's number.
+        package var sourceID: UInt16?
         /// GeoRacing's heartbeat to race control's panel; nil: none.
         package var heartbeatURL: String?
         package var heartbeatCAFile: String?

@@ -126,7 +126,8 @@ package final class Daemon {
         do {
             beacon = try BeaconOutput.make(
                 configuration.beacon, stateDir: configuration.stateDir,
-                followsRaceControl: configuration.remote.url != nil, logger: logger)
+                followsRaceControl: configuration.remote.url != nil, keyring: keyring,
+                companyID: scanner.companyID, timerLoop: loop, logger: logger)
         } catch let error as WakeSignal.Failure {
             throw DaemonStartError(description: "beacon: cannot make its wake signal: \(errnoText(error.errno))")
         } catch {

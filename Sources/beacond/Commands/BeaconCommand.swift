@@ -5,13 +5,18 @@ import Logging
 
 extension BeaconBackend: ExpressibleByArgument {}
 
+extension BeaconFrameVersion: ExpressibleByArgument {
+    public init?(argument: String) { self.init(text: argument) }
+}
+
 struct BeaconCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon",
         abstract: "Advertise the track mode as a GeoRacing beacon, as the venue's signage screens do.",
         discussion: """
             Makes this machine a GeoRacing circuit beacon for one zone: a v1 frame on company id \
-            0x1234, bit-compatible with GeoRacing's Windows beacon (docs/beacon.md). It advertises \
+            0x1234, bit-compatible with GeoRacing's Windows beacon (docs/beacon.md), or a signed v3 \
+            frame (--frame-version v3 or both, --key-file; docs/security.md). It advertises \
             only a hand-set mode (--mode, --mode-file) or race control's state, polled itself \
             (--remote-url) or as a daemon follows it (--socket), and only while that state is \
             fresh; never what was heard over Bluetooth. Without a fresh mode it advertises nothing \
@@ -62,8 +67,16 @@ struct BeaconCommand: AsyncParsableCommand {
         transform: SecondsArgument.parser(.beaconInterval))
     var interval = SecondsArgument(micros: 100_000)
 
-    @Option(help: ArgumentHelp("The GeoRacing frame version to send: 1.", valueName: "version"))
-    var frameVersion = 1
+    @Option(
+        help: ArgumentHelp(
+            "The GeoRacing frames to send: v1, v3 (signed; needs --key-file) or both in turn.", valueName: "version"))
+    var frameVersion = BeaconFrameVersion.v1
+
+    @Option(help: ArgumentHelp("Venue keys that sign v3 frames (beacond keys new).", valueName: "file"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("This transmitter's id in v3 frames (default: the zone).", valueName: "id"))
+    var sourceID: UInt16?
 
     @Option(help: ArgumentHelp("POST GeoRacing's beacon heartbeat here every 10 s.", valueName: "url"))
     var heartbeatURL: String?
@@ -80,7 +93,9 @@ struct BeaconCommand: AsyncParsableCommand {
     var logLevel = "info"
 
     func validate() throws {
-        guard frameVersion == 1 else { throw ValidationError("--frame-version \(frameVersion): this version sends 1") }
+        if frameVersion.signs && keyFile == nil {
+            throw ValidationError("--frame-version \(frameVersion.rawValue) signs frames: give --key-file")
+        }
         let sources = [mode != nil || modeFile != nil, remoteURL != nil, socket != nil].filter { $0 }.count
         guard sources == 1 else {
             throw ValidationError("give one source: --mode or --mode-file, --remote-url, or --socket")
@@ -115,13 +130,19 @@ struct BeaconCommand: AsyncParsableCommand {
             } else {
                 .handSet(mode.flatMap { TrackMode(remoteName: $0) }, modeFile: modeFile)
             }
+        var transmitter = BeaconTransmitter.Configuration(
+            zone: zone, backend: backend.rawValue, adapter: adapter, stateDir: kept)
+        transmitter.frameVersion = frameVersion
+        transmitter.signer = try loadVenueKeys(keyFile, command: "beacon").map {
+            BeaconSigner(keyring: $0, sourceID: sourceID ?? zone)
+        }
         let radio = BeaconRadio(backend: backend, adapter: adapter, interval: interval.micros)
         let heartbeat = heartbeatURL.map { url in
             BeaconHeartbeat.Configuration(
                 url: url, caFile: heartbeatCAFile, uid: uid ?? BeaconHeartbeat.defaultUID(), hasScreen: false)
         }
         let status = await StandaloneBeacon.run(
-            transmitter: .init(zone: zone, backend: backend.rawValue, adapter: adapter, stateDir: kept), radio: radio,
+            transmitter: transmitter, radio: radio,
             source: source, heartbeat: heartbeat, logger: logger)
         if status != 0 { throw ExitCode(status) }
     }

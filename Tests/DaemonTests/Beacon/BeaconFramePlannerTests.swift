@@ -46,7 +46,7 @@ import Testing
         #expect(BeaconFramePlanner.temperatureByte(.infinity) == nil)
     }
 
-    /// The sequence moves on every change of mode byte or whole degree, never on a repeat.
+    /// The sequence moves on every change of mode or whole degree, never on a repeat.
     @Test func theSequenceCountsChangesOnly() {
         var planner = BeaconFramePlanner(zone: 1, restored: nil)
         var sequences: [UInt16] = []
@@ -56,8 +56,9 @@ import Testing
         ] {
             if case .advertise(let signal) = planner.plan(input).plan { sequences.append(signal.sequence) }
         }
-        // 20.2 and 20.4 are both 20; VSC and safety car share the byte 1; a hand-set red has no temperature.
-        #expect(sequences == [0, 0, 1, 2, 2, 3, 4])
+        // 20.2 and 20.4 are both 20. VSC and safety car share v1's byte 1 but not v3's, which the
+        // transmitter may sign: each is a change. A hand-set red has no temperature.
+        #expect(sequences == [0, 0, 1, 2, 3, 4, 5])
     }
 
     @Test func aRestoredSequenceContinuesAndTheSameFrameKeepsIt() {
@@ -90,12 +91,17 @@ import Testing
         let records = [
             BeaconSequenceFile.Record(sequence: 0, mode: 0, temperature: nil),
             BeaconSequenceFile.Record(sequence: 65_535, mode: 3, temperature: 255),
+            BeaconSequenceFile.Record(sequence: 9, mode: 5, temperature: nil, signedAt: 1_795_852_800),
         ]
         for record in records {
             #expect(BeaconSequenceFile.decode(BeaconSequenceFile.encode(record)) == record)
         }
         #expect(String(decoding: BeaconSequenceFile.encode(records[1]), as: UTF8.self) == "65535 3 255\n")
-        for bad in ["", "1 2", "1 2 3 4", "65536 0 -", "1 4 -", "1 0 256", "x 0 -", "1 0 -1", "\u{FF}"] {
+        #expect(String(decoding: BeaconSequenceFile.encode(records[2]), as: UTF8.self) == "9 5 - 1795852800\n")
+        for bad in [
+            "", "1 2", "1 2 3 x", "1 2 3 4 5", "65536 0 -", "1 6 -", "1 0 256", "x 0 -", "1 0 -1", "1 0 - -1",
+            "\u{FF}",
+        ] {
             #expect(BeaconSequenceFile.decode(Array(bad.utf8)) == nil, "\(bad)")
         }
         #expect(BeaconSequenceFile.decode([0xFF, 0xFE]) == nil)

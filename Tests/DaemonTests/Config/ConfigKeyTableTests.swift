@@ -73,7 +73,8 @@ import Testing
             beacon:
               zone: 7
               backend: bluez
-              frame_version: 1
+              frame_version: both
+              source_id: 31
               adapter: hci2
               interval: 0.5
               heartbeat_url: https://panel.venue/api/beacons/heartbeat
@@ -91,9 +92,7 @@ import Testing
         let scratch = ConfigScratch()
         let configuration = try scratch.load(Self.everyKeyFile(scratch))
         let defaults = DaemonConfiguration()
-        // Keys with one value today: beacon.frame_version is 1 until the signed v3 frame.
-        let singleValued: Set<ConfigKey> = [.beaconFrameVersion]
-        for key in ConfigKey.allCases where !singleValued.contains(key) {
+        for key in ConfigKey.allCases {
             #expect(configuration.describe(key) != defaults.describe(key), "\(key.rawValue)")
         }
     }
