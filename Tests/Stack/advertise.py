@@ -8,7 +8,10 @@ the times of the first enable and of the last disable of each step (CLOCK_BOOTTI
 "end") go to --log as a JSON line. "t" is taken just before the first enable command is sent: the
 controller may advertise, and the scanner publish, before its Command Complete reaches us.
 
-usage: advertise.py --adapter hci0 [--zone 3] [--interval-ms 250] --log FILE STEP...
+--random-address AA:BB:CC:DD:EE:FF advertises from that (random) address instead of the
+controller's own: a spoofer taking a beacon's address.
+
+usage: advertise.py --adapter hci0 [--zone 3] [--interval-ms 250] [--random-address ADDR] --log FILE STEP...
 """
 import argparse
 import json
@@ -22,6 +25,7 @@ COMPANY_ID = 0x1234
 SOL_HCI, HCI_FILTER = 0, 2
 HCI_COMMAND_PKT, HCI_EVENT_PKT = 0x01, 0x04
 EVT_CMD_COMPLETE, EVT_CMD_STATUS = 0x0E, 0x0F
+LE_SET_RANDOM_ADDRESS = 0x2005
 LE_SET_ADV_PARAMETERS, LE_SET_ADV_DATA, LE_SET_ADV_ENABLE = 0x2006, 0x2008, 0x200A
 
 
@@ -71,16 +75,20 @@ def main():
     parser.add_argument("--zone", type=int, default=3)
     parser.add_argument("--interval-ms", type=int, default=250)
     parser.add_argument("--log", required=True)
+    parser.add_argument("--random-address")
     parser.add_argument("steps", nargs="+")
     args = parser.parse_args()
 
     controller = Controller(args.adapter)
-    # ADV_NONCONN_IND at 100 ms, public address, all three channels.
-    parameters = struct.pack("<HHBBB6sBB", 0x00A0, 0x00A0, 0x03, 0x00, 0x00, bytes(6), 0x07, 0x00)
+    # ADV_NONCONN_IND at 100 ms, the public (or the given random) address, all three channels.
+    own_address_type = 0x01 if args.random_address else 0x00
+    parameters = struct.pack("<HHBBB6sBB", 0x00A0, 0x00A0, 0x03, own_address_type, 0x00, bytes(6), 0x07, 0x00)
     try:
         controller.command(LE_SET_ADV_ENABLE, b"\x00")
     except RuntimeError:
         pass  # "Command Disallowed" when it was off already
+    if args.random_address:
+        controller.command(LE_SET_RANDOM_ADDRESS, bytes.fromhex(args.random_address.replace(":", ""))[::-1])
     controller.command(LE_SET_ADV_PARAMETERS, parameters)
     with open(args.log, "a") as log:
         for step in args.steps:

@@ -143,6 +143,9 @@ def legacy_group(directory):
     check("legacy: beacond run exited 0 after SIGTERM", text(f"{directory}/legacy-beacond.rc").strip() == "0")
     beacon_group(directory)
     frames_group(directory)
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    import check_signed
+    check_signed.signed_group(sys.modules[__name__], directory)
     return latencies
 
 

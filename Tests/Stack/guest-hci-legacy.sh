@@ -2,7 +2,8 @@
 # Boot "legacy": btvirt's LE-only controllers (-L, Bluetooth 4.x: no extended scanning). beacond run
 # publishes each flag; then `beacond beacon` on hci0 follows a race control stand-in and the daemon
 # hears it on hci1; then a staff app's command frames and an attendee's user beacons come from hci2;
-# SIGTERM disables the scan. Checked on the host by check.py (group legacy).
+# SIGTERM disables the scan; then signed v3 frames and an attacker on hci2. Checked on the host by
+# check.py (groups legacy, beacon, frames, share) and check_signed.py (group signed).
 source "$(dirname "$0")/guest-lib.sh"
 start_controllers -L -l3 || exit 1
 daemon_start legacy --backend hci || exit 1
@@ -56,4 +57,46 @@ stop_pid "$share_pid" 20
 echo "$?" >"$results/share-beacond.rc"
 "$beacond" status --socket /tmp/legacy.sock --json >"$results/legacy-status.json" 2>>"$results/legacy-status.err"
 daemon_stop legacy
+
+# Signed frames: `beacond beacon` on hci0 sends zone 7's red flag as signed v3 frames, signed again
+# every 5 s; a daemon with the key file publishes it as signed on hci1. Then hci2, from the beacon's
+# own address, sends what a spoofer would: the first genuine frame with a wrong tag, that genuine
+# frame again after the beacon signed newer ones, and an unsigned v1 normal for zone 7. None may
+# change what is published; each is counted under its reason. The window is wide (120 s) so that a
+# slow guest's replay is turned away as `replayed`, which is what it is, not as `clock_window`.
+(umask 077 && "$beacond" keys new --id 1 >/tmp/venue.keys) || exit 1
+subscribe_flags=--beacons daemon_start signed --backend hci --key-file /tmp/venue.keys --clock-window 120 || exit 1
+"$beacond" beacon --adapter hci0 --zone 7 --mode red_flag --frame-version v3 --key-file /tmp/venue.keys \
+	--state-dir /tmp/signed-beacon-state >"$results/signed-beacon.log" 2>&1 &
+signed_beacon_pid=$!
+wait_for "signed: the red flag published as signed" 40 \
+	grep -q '"mode": "red_flag".*"signed": true' "$results/signed-states.jsonl" || exit 1
+recorded=$(grep -o '(03[0-9a-f]\{46\})' "$results/signed-beacon.log" | head -1 | tr -d '()')
+step "signed: recorded $recorded"
+# signed_mark_above T: the daemon accepted a frame of the beacon signed after T.
+signed_mark_above() {
+	"$beacond" status --socket /tmp/signed.sock --json | python3 -c '
+import json, sys
+senders = json.load(sys.stdin)["signed"]["senders"]
+sys.exit(0 if any(s["signed_at"] > int(sys.argv[1], 16) for s in senders) else 1)' "${recorded:20:8}"
+}
+wait_for "signed: the beacon signed again and the daemon took it" 30 signed_mark_above || exit 1
+forged=${recorded:0:46}$(printf '%02x' $((0x${recorded:46:2} ^ 0xff)))
+beacon_address=$(hciconfig hci0 | grep -o 'BD Address: [0-9A-F:]*' | cut -d' ' -f3)
+advertiser=hci2 advertise signed-attack --random-address "$beacon_address" "hex:$forged:2" "hex:$recorded:2" \
+	hex:0100070000ffff0a:2 || exit 1
+# signed_counted: each of the three was heard and counted under its reason.
+signed_counted() {
+	"$beacond" status --socket /tmp/signed.sock --json | python3 -c '
+import json, sys
+status = json.load(sys.stdin)
+rejected = status["signed"]["rejected"]
+sys.exit(0 if rejected["bad_tag"] and rejected["replayed"] and status["counters"]["below_signed"] else 1)'
+}
+wait_for "signed: the forged, the replayed and the unsigned frame counted" 20 signed_counted
+"$beacond" status --socket /tmp/signed.sock --json >"$results/signed-status.json" 2>>"$results/signed-status.err"
+daemon_stop signed
+cp /tmp/signed-state/signed-marks "$results/signed-marks" 2>/dev/null
+stop_pid "$signed_beacon_pid" 20
+echo "$?" >"$results/signed-beacon.rc"
 exit 0

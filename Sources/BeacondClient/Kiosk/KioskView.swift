@@ -112,7 +112,8 @@ package struct KioskView: Hashable, Sendable {
             lines.append("Whole circuit")
         }
         switch state.source {
-        case "beacon": lines.append("Source: track beacon")
+        case "beacon":
+            lines.append(state.beacon?.signed == true ? "Source: track beacon, signed" : "Source: track beacon")
         case "remote": lines.append("Source: race control")
         default: break
         }

@@ -98,6 +98,12 @@ package enum MetricCatalogue {
     package static let mqttSightingsDropped = MetricFamily(
         name: "beacond_mqtt_sightings_dropped_total", kind: .counter,
         help: "Beacon sightings not published because the MQTT broker was away or behind.")
+    package static let signedAccepted = MetricFamily(
+        name: "beacond_signed_accepted_total", kind: .counter,
+        help: "Signed v3 frames that passed every check (the rejected are in beacond_signals_rejected_total).")
+    package static let signedClockOffset = MetricFamily(
+        name: "beacond_signed_clock_offset_seconds", kind: .gauge,
+        help: "This machine's wall clock minus each v3 sender's, at its last accepted frame.")
     package static let publishLatency = MetricFamily(
         name: "beacond_publish_latency_seconds", kind: .histogram,
         help: "From the input a state change came from to its line handed to every client.")
@@ -108,7 +114,7 @@ package enum MetricCatalogue {
         remoteFetches,
         remoteFailures, remoteAge, remoteFresh, scannerUp, scannerRestarts, reports, signalsDropped,
         clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
-        mqttSightingsDropped, beaconAdvertising, beaconFrames, publishLatency,
+        mqttSightingsDropped, beaconAdvertising, beaconFrames, signedAccepted, signedClockOffset, publishLatency,
     ]
 
     /// `beacond_track_mode`'s `mode` label: every mode, then `unknown` (no decision yet).

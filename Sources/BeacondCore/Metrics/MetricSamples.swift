@@ -1,3 +1,5 @@
+import CircuitState
+
 /// One series' value at a scrape: a family, its labels (in a fixed order), and the value. Counters
 /// carry their running total as the status reply counts it; `DaemonMetrics` turns totals into
 /// increments of the swift-metrics counters.
@@ -75,12 +77,17 @@ extension MetricSample {
             MetricSample(C.signalsDropped, status.scan?.droppedSignals ?? 0),
         ]
         samples += health
-        let rejected: [(String, Int)] = [
+        var rejected: [(String, Int)] = [
             ("invalid_frame", counters.rejectedFrames), ("older_sequence", counters.olderIgnored),
             ("rssi", counters.filteredRSSI), ("zone", counters.filteredZone), ("allow_list", counters.filteredAllow),
             ("distance", counters.filteredDistance), ("unknown_mode", counters.filteredUnknownMode),
             ("table_full", counters.refused), ("report_only", counters.filteredReportOnly ?? 0),
+            ("unsigned", counters.filteredUnsigned ?? 0), ("below_signed", counters.belowSigned ?? 0),
         ]
+        let signed = status.signed
+        for reason in SignatureRejection.allCases {
+            rejected.append((reason.rawValue, signed?.rejected[reason.rawValue] ?? 0))
+        }
         for (reason, count) in rejected {
             samples.append(MetricSample(C.signalsRejected, [Label("reason", reason)], count))
         }
@@ -102,7 +109,12 @@ extension MetricSample {
             MetricSample(C.beaconAdvertising, status.beacon?.state == "advertising" ? 1 : 0),
             MetricSample(C.beaconFrames, status.beacon?.frames ?? 0),
         ]
-        return samples + clients + mqtt + beacon
+        var verified = [MetricSample(C.signedAccepted, signed?.accepted ?? 0)]
+        for sender in signed?.senders ?? [] {
+            guard let offset = sender.clockOffset else { continue }
+            verified.append(MetricSample(C.signedClockOffset, [Label("source", sender.source)], offset))
+        }
+        return samples + clients + mqtt + beacon + verified
     }
 
     /// What the backend received: the live sink's advertising reports, else the backend's own

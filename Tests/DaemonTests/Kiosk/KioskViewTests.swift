@@ -23,6 +23,19 @@ import Testing
         }
     }
 
+    /// A verified v3 frame's claim says so on the details line; an unsigned one does not.
+    @Test(arguments: [(true, "Source: track beacon, signed"), (false, "Source: track beacon")])
+    func aSignedBeaconSaysSo(signed: Bool, line: String) {
+        var state = KioskSamples.state(mode: "evacuation")
+        state.beacon = BeaconReport(
+            key: "zone 2 @ C0:FF:EE:00:00:02", kind: "circuit", zone: 2, sourceID: 7, address: "C0:FF:EE:00:00:02",
+            mode: "evacuation", rssi: -60, distance: nil, sequence: 4, ttl: 10, active: true, held: false,
+            contested: false, ttlLeft: 9, lastSeen: 0.1, temperature: nil, rejected: nil, signed: signed)
+        let view = KioskView(link: .connected(state), now: KioskSamples.now)
+        #expect(view.details.contains(line))
+        #expect(view.status == "EVACUATE")
+    }
+
     /// Issue 26: NO SIGNAL says in words why no beacon is heard ("Scanner none" was jargon).
     @Test(arguments: [
         (ScannerStatus(backend: "hci", state: .up), nil),

@@ -55,6 +55,18 @@ import Testing
         server.droppedLines = 16
         server.disconnectedSlow = 17
         status.server = server
+        status.signed = SignedFramesStatus(
+            unsigned: "accept", clockWindow: 30, accepted: 21, tagsComputed: 3, tagsReused: 18,
+            rejected: ["bad_tag": 22, "replayed": 23, "clock_window": 0, "unknown_key": 0, "expired": 0],
+            belowSigned: 24, unsignedRejected: 0, sendersEvicted: 0, marksClamped: 0, warningsSuppressed: 0,
+            senders: [
+                SignedSenderReport(
+                    source: "circuit 3 zone 7", signedAt: 1, sequence: 2, clockOffset: -1.5, lastAccepted: 1),
+                SignedSenderReport(
+                    source: "circuit 4 zone 8", signedAt: 1, sequence: 2, clockOffset: nil, lastAccepted: nil),
+            ],
+            sendersOmitted: 0)
+        status.counters.belowSigned = 24
         return status
     }
 
@@ -78,6 +90,14 @@ import Testing
             "unknown_mode": 9, "table_full": 10,
         ]
         for (reason, count) in rejected { #expect(values["beacond_signals_rejected_total{reason=\(reason)}"] == count) }
+        // Signed frames: the verifier's reasons beside the engine's, and each sender's clock offset
+        // (a mark restored and not heard since has none).
+        #expect(values["beacond_signals_rejected_total{reason=bad_tag}"] == 22)
+        #expect(values["beacond_signals_rejected_total{reason=replayed}"] == 23)
+        #expect(values["beacond_signals_rejected_total{reason=below_signed}"] == 24)
+        #expect(values["beacond_signed_accepted_total"] == 21)
+        #expect(values["beacond_signed_clock_offset_seconds{source=circuit 3 zone 7}"] == -1.5)
+        #expect(values["beacond_signed_clock_offset_seconds{source=circuit 4 zone 8}"] == nil)
         #expect(values["beacond_overrides_active"] == 2)
         #expect(values["beacond_overrides_evicted_total"] == 11)
         #expect(values["beacond_overrides_expired_total"] == 13)
