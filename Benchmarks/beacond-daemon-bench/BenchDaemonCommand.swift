@@ -185,6 +185,7 @@ struct BenchDaemonCommand: ParsableCommand {
             }
             if !result.met { missed.append("hci path") }
             SpeedGoal.hci(cpu: result.paced.cpu, rate: result.rate)?.report(into: &figures, missed: &missed)
+            try signedHCIPath(reference: result, figures: &figures)
         }
 
         if wanted("status") {

@@ -3,6 +3,7 @@ import BeacondCore
 import CircuitState
 import Glibc
 import Logging
+import BenchmarkResults
 import Synchronization
 
 /// The HCI read path's throughput target (issue: "from read() to the fusion engine at least
@@ -39,6 +40,8 @@ enum HCIPathBench {
         var finePaced: Phase
         var unpaced: Phase
         var malformed: Int
+        /// The hub verifier's counts at the end (the signed mix).
+        var signatures = SignatureCounters()
 
         /// Every report written was delivered at the paced rate, within the CPU budget, in both pacings.
         var met: Bool {
@@ -48,12 +51,30 @@ enum HCIPathBench {
         }
     }
 
+    /// The venue key of the signed mix (key id 1).
+    static let benchKeyring: VenueKeyring = {
+        var keyring = VenueKeyring()
+        keyring.addVenueKey([UInt8](0..<32), id: 1)
+        return keyring
+    }()
+
     /// Events the producer cycles through: half GeoRacing frames from 50 beacons, half other
-    /// advertisers (an iBeacon-like frame), one report per event as controllers send them.
-    static func events() -> [[UInt8]] {
+    /// advertisers (an iBeacon-like frame), one report per event as controllers send them. With
+    /// `signed`, the GeoRacing half is v3 frames signed now (TTL 255 s, each transmitter its own
+    /// source id), each repeated as a transmitter repeats its bytes between two signings: the hub
+    /// verifies each transmitter's bytes once and compares the repeats.
+    static func events(signed: Bool = false) -> [[UInt8]] {
         var events: [[UInt8]] = []
+        let signer = BeaconSigner(keyring: benchKeyring, sourceID: 0)
+        let now = UInt32(clamping: MonotonicClock.wallMicros() / 1_000_000)
         for index in 0..<BenchPipeline.backgroundBeacons {
-            let (signal, address) = BenchPipeline.backgroundSignal(index)
+            var (signal, address) = BenchPipeline.backgroundSignal(index)
+            if signed {
+                var transmitter = signer
+                transmitter.sourceID = UInt16(index)
+                signal.ttl = 255
+                signal = transmitter.sign(signal, mode: 0, signedAt: now) ?? signal
+            }
             let beacon = OwnedAdvertisingReport(
                 kind: .advNonconnInd, address: address, rssi: Int8(-60 - index % 11),
                 data: signal.advertisingData())
@@ -74,17 +95,25 @@ enum HCIPathBench {
         return events
     }
 
-    static func run(rate: Int, seconds: Double, unpacedSeconds: Double = 3) throws -> Result {
+    static func run(rate: Int, seconds: Double, unpacedSeconds: Double = 3, signed: Bool = false) throws -> Result {
         let pipeline = try BenchPipeline()
         defer { pipeline.close() }
         _ = try pipeline.warmUp()
+        if signed {
+            let hub = pipeline.hub
+            try pipeline.onLoop {
+                hub.setVerification(
+                    authenticator: VenueAuthenticator(keyring: benchKeyring, companyID: GeoRacingSignal.defaultCompanyID),
+                    clockWindow: 3_600_000_000)
+            }
+        }
         let sink = HubAdvertisementSink(hub: pipeline.hub, decoder: GeoRacingDecoder(), devices: NearbyDeviceTable())
 
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw BenchFailure("socketpair: \(errnoText(errno))")
         }
-        let controller = BenchController(descriptor: pair[1], events: events())
+        let controller = BenchController(descriptor: pair[1], events: events(signed: signed))
         defer { controller.close() }
         let backendEnd = pair[0]
         let handed = Atomic<Bool>(false)
@@ -152,9 +181,10 @@ enum HCIPathBench {
         let paced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 1_000_000) }
         let finePaced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 100_000) }
         let unpaced = try phase { controller.produce(rate: nil, seconds: unpacedSeconds, tick: 0) }
+        let hub = pipeline.hub
         return Result(
             rate: rate, paced: paced, finePaced: finePaced, unpaced: unpaced,
-            malformed: backend.counters.snapshot.malformed)
+            malformed: backend.counters.snapshot.malformed, signatures: try pipeline.onLoop { hub.signatureCounters })
     }
 
     private static func cpuNanos(_ clock: clockid_t) -> Int64 {
@@ -238,4 +268,28 @@ private final class PerPacketTransport: HCITransport {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult { inner.read(into: buffer) }
     func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult { inner.write(packet) }
     func close() { inner.close() }
+}
+
+extension BenchDaemonCommand {
+    /// The same path with the GeoRacing half as signed v3 frames, verified by the hub: the cost of
+    /// verification per report, as a ratio to the v1 run just measured (issue 29).
+    func signedHCIPath(reference: HCIPathBench.Result, figures: inout BenchmarkResults) throws {
+        let signed = try HCIPathBench.run(rate: reference.rate, seconds: duration, signed: true)
+        let (v1, v3) = (reference.paced, signed.paced)
+        let ratio = v1.cpu > 0 ? v3.cpu / v1.cpu : 0
+        let extraNanos = v1.delivered > 0 ? (v3.cpu - v1.cpu) / 100 * 1e9 / v1.deliveredRate : 0
+        print(
+            """
+            hci path  signed v3 mix (half v3 from 50 transmitters, each verified once, the repeats compared; half \
+            other devices), paced 1 ms: \(v3.delivered) of \(v3.written) delivered, \(v3.ingested) signals; over \
+            all phases \(signed.signatures.accepted) v3 accepted, \(signed.signatures.tagsComputed) tags computed, \
+            \(signed.signatures.rejected.values.reduce(0, +)) rejected; CPU \
+            \(String(format: "%.1f", v3.cpu)) % against \(String(format: "%.1f", v1.cpu)) % for v1: \
+            ×\(String(format: "%.2f", ratio)), \(String(format: "%+.0f", extraNanos)) ns per report
+            """
+        )
+        figures.record("hci.signed.paced.cpu", v3.cpu, unit: "%")
+        figures.record("hci.signed.cpu_ratio_to_v1", ratio, unit: "x")
+        figures.record("hci.signed.delivered_rate", v3.deliveredRate, unit: "reports/s")
+    }
 }

@@ -23,10 +23,16 @@ extension TrackStateHub {
 
     /// What checks v3 tags (nil: no key file, every v3 frame is `unknown_key`) and the clock
     /// window; the senders' marks stay. A reload calls it with the key file read again.
-    func setVerification(authenticator: (any FrameAuthenticator)?, clockWindow: Int64) {
+    package func setVerification(authenticator: (any FrameAuthenticator)?, clockWindow: Int64) {
         eventLoop.preconditionInEventLoop()
         verifier.authenticator = authenticator
         verifier.clockWindow = max(0, clockWindow)
+    }
+
+    /// The verifier's counts; on the loop.
+    package var signatureCounters: SignatureCounters {
+        eventLoop.preconditionInEventLoop()
+        return verifier.counters
     }
 
     /// The senders' marks saved before a restart (clamped to the wall clock plus the window).
