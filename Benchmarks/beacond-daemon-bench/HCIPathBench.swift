@@ -1,9 +1,9 @@
 import BLEPayload
 import BeacondCore
+import BenchmarkResults
 import CircuitState
 import Glibc
 import Logging
-import BenchmarkResults
 import Synchronization
 
 /// The HCI read path's throughput target (issue: "from read() to the fusion engine at least
@@ -103,7 +103,8 @@ enum HCIPathBench {
             let hub = pipeline.hub
             try pipeline.onLoop {
                 hub.setVerification(
-                    authenticator: VenueAuthenticator(keyring: benchKeyring, companyID: GeoRacingSignal.defaultCompanyID),
+                    authenticator: VenueAuthenticator(
+                        keyring: benchKeyring, companyID: GeoRacingSignal.defaultCompanyID),
                     clockWindow: 3_600_000_000)
             }
         }

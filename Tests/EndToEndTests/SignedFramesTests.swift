@@ -54,6 +54,23 @@ import Testing
         #expect(rejected.stderr.contains("728 unsigned rejected"), "\(rejected.stderr)")
     }
 
+    /// A kiosk's key file of day keys (`keys day`) verifies the event's days and nothing else.
+    @Test func dayKeysVerifyTheirDaysOnly() throws {
+        for (from, counted) in [("2026-05-15", true), ("2026-05-17", false)] {
+            let made = try BeacondProcess.run(["keys", "day", "--key-file", Self.keys, "--from", from, "--days", "2"])
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(made.lines.filter { $0.hasPrefix("day-key 1 ") }.count == 2)
+            #expect(!made.stdout.contains("\nkey "), "a day key file holds no venue key")
+            let path = BeacondProcess.temporaryFile("day-\(from).keys")
+            try made.stdout.write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o600)
+            let replay = try BeacondProcess.run(["replay", "--timeline", "--key-file", path, Self.signed])
+            #expect(replay.stderr.contains(counted ? "signed: 728 accepted;" : "unknown_key=728"), "\(replay.stderr)")
+        }
+        let bad = try BeacondProcess.run(["keys", "day", "--key-file", Self.keys, "--from", "2026-02-30"])
+        #expect(bad.status == 64 && bad.stderr.contains("--from 2026-02-30 is not a date YYYY-MM-DD"))
+    }
+
     /// A key file its group or others may read, or one that is not a regular file, is a
     /// configuration error (78), naming the file and its mode.
     @Test func aKeyFileOthersMayReadIsRefused() throws {
@@ -73,7 +90,9 @@ import Testing
         }
         let directory = try BeacondProcess.run(["replay", "--timeline", "--key-file", "/tmp", Self.signed])
         #expect(directory.status == 78 && directory.stderr.contains("is a directory, not a regular file"))
-        let transmitter = try BeacondProcess.run(["beacon", "--zone", "7", "--mode", "red_flag", "--frame-version", "v3"])
+        let transmitter = try BeacondProcess.run([
+            "beacon", "--zone", "7", "--mode", "red_flag", "--frame-version", "v3",
+        ])
         #expect(transmitter.status == 64 && transmitter.stderr.contains("signs frames: give --key-file"))
     }
 

@@ -142,6 +142,29 @@ package enum VenueKeyFile {
     }
 }
 
+extension VenueKeyFile {
+    /// The longest span `dayKeyFile` prints: a season, not an open-ended key.
+    package static let maxDays = 366
+
+    /// A key file of day keys only, derived from `keyring`'s venue keys for `days` days from `first`:
+    /// for a kiosk, which only verifies, so that a key stolen from it signs nothing after the event.
+    package static func dayKeyFile(_ keyring: VenueKeyring, first: UInt32, days: Int, createdAt: String) -> String {
+        var text = """
+            # beacond day keys (docs/security.md), \(DayNumber.format(first)) to \
+            \(DayNumber.format(first &+ UInt32(max(days, 1) - 1))); made by `beacond keys day` at \(createdAt).
+            # Keep it mode 0600, readable by the daemon's user only.
+
+            """
+        for id in keyring.venueKeys.keys.sorted() {
+            for offset in 0..<UInt32(max(days, 1)) {
+                guard let key = keyring.key(id: id, day: first &+ offset) else { continue }
+                text += "day-key \(id) \(DayNumber.format(first &+ offset)) \(HexText.string(key))\n"
+            }
+        }
+        return text
+    }
+}
+
 /// Lower-case hex of bytes, and bytes of hex text.
 package enum HexText {
     package static func string(_ bytes: some Sequence<UInt8>) -> String {
