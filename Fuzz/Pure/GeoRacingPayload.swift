@@ -4,7 +4,8 @@
 // - A frame built from the bytes' fields: decode(encode(x)) == x, alone and inside advertising
 //   data for any company id.
 // - The v3 layout (GeoRacingSignedFrame): only 24 bytes of version 3 lay out, and re-encode to
-//   themselves; never both a v3 frame and a signal.
+//   themselves; a laid-out frame is a signal exactly when its kind is circuit or staff, and then
+//   the signal and the frame say the same.
 import BLEPayload
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -17,7 +18,8 @@ public func fuzzGeoRacingPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     fuzzCheck(fromBuffer == fromCollection, "buffer and collection decoders disagree: \(bytes)")
     if case .success(let signal) = fromBuffer {
         fuzzCheck(signal.encoded() == bytes, "accepted \(bytes) re-encodes to \(signal.encoded())")
-        fuzzCheck([2, 8, 9, 13].contains(bytes.count), "accepted a \(bytes.count)-byte frame")
+        fuzzCheck([2, 8, 9, 13, 24].contains(bytes.count), "accepted a \(bytes.count)-byte frame")
+        fuzzCheck(signal.isSigned == (bytes.count == 24), "\(bytes): signed is \(signal.isSigned)")
     }
     // A user beacon is one only where no signal is, and only at its two lengths.
     let user = bytes.withUnsafeBytes { GeoRacingUserBeacon(parsing: $0) }
@@ -34,15 +36,26 @@ public func fuzzGeoRacingPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
     if case .success(let frame) = signed {
         fuzzCheck(frame.encoded() == bytes, "v3 \(bytes) re-encodes to \(frame.encoded())")
         fuzzCheck(bytes.count == 24 && bytes[0] == 3, "laid out a \(bytes.count)-byte v3 frame")
-        fuzzCheck((try? fromBuffer.get()) == nil, "\(bytes) is both a v3 frame and a signal")
+        switch (frame.kind, fromBuffer) {
+        case (.circuit, .success(let signal)), (.staff, .success(let signal)):
+            fuzzCheck(GeoRacingSignedFrame(signal) == frame, "v3 \(bytes) reads as \(signal), not as \(frame)")
+        case (.other, .failure(.badKind)):
+            break
+        default:
+            fuzzCheck(false, "v3 \(bytes) of kind \(frame.kind) decodes to \(fromBuffer)")
+        }
     }
 
     let version = GeoRacingSignal.Version.allCases[Int(input.u8()) % GeoRacingSignal.Version.allCases.count]
     let withTemperature = input.bool()
     let signal = GeoRacingSignal(
-        version: version, zone: input.u16(), mode: GeoRacingMode(rawValue: input.u8()), flags: input.u8(),
-        sequence: input.u16(), ttl: input.u8(), temperature: withTemperature ? input.u8() : nil,
-        sourceID: input.u32(), reserved: input.u8())
+        version: version, zone: input.u16(),
+        mode: version == .v3 ? GeoRacingMode(v3RawValue: input.u8()) : GeoRacingMode(rawValue: input.u8()),
+        flags: input.u8(), sequence: input.u16(), ttl: input.u8(), temperature: withTemperature ? input.u8() : nil,
+        sourceID: input.u32(), reserved: input.u8(),
+        signature: GeoRacingSignature(
+            keyID: input.u8(), kind: input.bool() ? .staff : .circuit, signedAt: input.u32(),
+            tag: UInt64(input.u32()) << 32 | UInt64(input.u32())))
     let encoded = signal.encoded()
     let decoded = Result { () throws(GeoRacingRejection) in try GeoRacingSignal(parsing: encoded) }
     fuzzCheck(decoded == .success(signal), "\(signal) encodes to \(encoded), which decodes to \(decoded)")

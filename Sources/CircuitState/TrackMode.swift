@@ -23,6 +23,11 @@ public enum TrackMode: String, Hashable, Sendable, CaseIterable, Comparable {
 
     public static func < (lhs: TrackMode, rhs: TrackMode) -> Bool { lhs.severity < rhs.severity }
 
+    /// The mode byte a v3 frame carries for this mode (v1's four keep their numbers).
+    public var signedFrameMode: GeoRacingMode {
+        [GeoRacingMode.normal, .yellowFlag, .vsc, .safetyCar, .redFlag, .evacuation][severity]
+    }
+
     /// The track mode a beacon's mode byte stands for; nil for an unknown byte.
     public init?(_ beaconMode: GeoRacingMode) {
         switch beaconMode {

@@ -84,7 +84,7 @@ package struct BeaconFramePlanner: Sendable {
             return (.silent(reason: reason), false)
         }
         let byte = Self.modeByte(mode)
-        let v3Byte = BeaconSigner.modeByte(mode)
+        let v3Byte = mode.signedFrameMode.rawValue
         var changed = false
         if last?.mode != v3Byte || last?.temperature != temperature {
             let sequence = last.map { $0.sequence &+ 1 } ?? 0

@@ -23,47 +23,43 @@ package enum BeaconFrameVersion: String, Hashable, Sendable, CaseIterable {
     package var signs: Bool { self != .v1 }
 }
 
-/// Signs the transmitter's frames as v3 (docs/frames.md, "v3"): the v1 frame's zone, sequence, TTL
-/// and temperature, every mode by v3's numbers, this transmitter's source id, signed at T with
-/// the key of the highest key id that can sign T's day (rotation: add the new id to every kiosk
-/// first, then to the transmitters).
+/// Signs frames as v3 (docs/frames.md, "v3"): a v1 or v2 frame's zone, sequence, TTL and
+/// temperature, every mode by v3's numbers, this transmitter's source id, signed at T with the key
+/// of `keyID`, or by default of the highest key id that can sign T's day (rotation: add the new id
+/// to every kiosk first, then to the transmitters). The transmitter and `example-capture` sign with it.
 package struct BeaconSigner: Hashable, Sendable {
     package var keyring: VenueKeyring
     /// This transmitter's id among the venue's signers: receivers keep each sender's order apart.
     package var sourceID: UInt16
     package var companyID: UInt16
+    /// The key id to sign with; nil: the highest that can sign the day.
+    package var keyID: UInt8?
 
-    package init(keyring: VenueKeyring, sourceID: UInt16, companyID: UInt16 = GeoRacingSignal.defaultCompanyID) {
+    package init(
+        keyring: VenueKeyring, sourceID: UInt16, companyID: UInt16 = GeoRacingSignal.defaultCompanyID,
+        keyID: UInt8? = nil
+    ) {
         self.keyring = keyring
         self.sourceID = sourceID
         self.companyID = companyID
+        self.keyID = keyID
     }
 
-    /// The key id that signs on `day`: the highest with a key for it.
+    /// The key id that signs on `day`.
     package func keyID(day: UInt32) -> UInt8? {
-        (0...15 as ClosedRange<UInt8>).reversed().first { keyring.key(id: $0, day: day) != nil }
+        if let keyID { return keyring.key(id: keyID, day: day) == nil ? nil : keyID }
+        return (0...15 as ClosedRange<UInt8>).reversed().first { keyring.key(id: $0, day: day) != nil }
     }
 
-    /// `frame` (a v1 circuit frame) as a signed v3 frame of `mode` (a v3 mode byte) at `signedAt`;
-    /// nil when no key can sign that day.
+    /// `frame` as a signed v3 frame of `mode` (a v3 mode byte) at `signedAt`: a staff frame for a
+    /// v2 one, else a circuit frame; nil when no key can sign that day.
     package func sign(_ frame: GeoRacingSignal, mode: UInt8, signedAt: UInt32) -> GeoRacingSignal? {
         guard let keyID = keyID(day: VenueKeyring.day(of: signedAt)) else { return nil }
+        let kind: GeoRacingSignedFrame.Kind = frame.version == .v2 ? .staff : .circuit
         let unsigned = GeoRacingSignedFrame(
-            keyID: keyID, kind: .circuit, zone: frame.zone, mode: GeoRacingSignedFrame.Mode(rawValue: mode),
+            keyID: keyID, kind: kind, zone: frame.zone, mode: GeoRacingSignedFrame.Mode(rawValue: mode),
             flags: frame.flags, sequence: frame.sequence, ttl: frame.ttl, temperature: frame.temperature ?? 0,
             signedAt: signedAt, sourceID: sourceID)
         return try? keyring.signed(unsigned, companyID: companyID)?.signal()
-    }
-
-    /// The v3 mode byte of a track mode: v1's numbers for v1's four, then 4 yellow flag and 5 VSC.
-    package static func modeByte(_ mode: TrackMode) -> UInt8 {
-        switch mode {
-        case .normal: 0
-        case .safetyCar: 1
-        case .redFlag: 2
-        case .evacuation: 3
-        case .yellowFlag: 4
-        case .vsc: 5
-        }
     }
 }

@@ -13,38 +13,15 @@ package enum ExampleCapture {
         var active: Bool
     }
 
-    /// How the example signs its frames as v3 (`example-capture --key-file`).
-    package struct Signing: Sendable {
-        package var keyring: VenueKeyring
-        package var keyID: UInt8
-        package var companyID: UInt16
-
-        package init(keyring: VenueKeyring, keyID: UInt8, companyID: UInt16 = GeoRacingSignal.defaultCompanyID) {
-            self.keyring = keyring
-            self.keyID = keyID
-            self.companyID = companyID
-        }
-
-        /// `signal` as a v3 frame from source `sourceID`, signed at `stamp`'s second; nil without a
-        /// key of `keyID` for that day.
-        func signed(_ signal: GeoRacingSignal, sourceID: UInt16, at stamp: Int64) -> GeoRacingSignal? {
-            let frame = GeoRacingSignedFrame(
-                keyID: keyID, kind: signal.version == .v2 ? .staff : .circuit, zone: signal.zone,
-                mode: GeoRacingSignedFrame.Mode(rawValue: signal.mode.rawValue), flags: signal.flags,
-                sequence: signal.sequence, ttl: signal.ttl, temperature: signal.temperature ?? 0,
-                signedAt: UInt32(clamping: stamp / 1_000_000), sourceID: sourceID)
-            return try? keyring.signed(frame, companyID: companyID)?.signal()
-        }
-    }
-
     /// The first day the example covers (days since 1970): a day key for it signs the example.
     package static var day: UInt32 { VenueKeyring.day(of: UInt32(start / 1_000_000)) }
 
     /// Three circuit beacons (zones 1–3) and one marshal's staff device, heard once a
-    /// second for four minutes, with a safety car, a red flag, and an evacuation. With `signing`,
+    /// second for four minutes, with a safety car, a red flag, and an evacuation. With `signer`,
     /// every GeoRacing frame is a signed v3 frame (the staff device's too), its signing time its
-    /// record's second; nil when the keys cannot sign the example's day.
-    package static func raceWeekend(signing: Signing? = nil) -> [UInt8]? {
+    /// record's second, each device's source id its own (1–4); nil when the keys cannot sign the
+    /// example's day.
+    package static func raceWeekend(signer: BeaconSigner? = nil) -> [UInt8]? {
         var beacons = [
             Beacon(
                 address: BluetoothAddress(rawValue: 0xC0_FF_EE_00_00_01),
@@ -83,9 +60,10 @@ package enum ExampleCapture {
                 let stamp = start + Int64(second) * 1_000_000 + Int64(index) * 250_000 + 1_234
                 let rssi = beacon.rssi &+ Int8(truncatingIfNeeded: (second * 7 + index * 3) % 5 - 2)
                 var signal = beacon.signal
-                if let signing {
-                    // Source ids 1–4: each transmitter's own, as a venue assigns them.
-                    guard let signed = signing.signed(signal, sourceID: UInt16(index + 1), at: stamp) else {
+                if var signer {
+                    signer.sourceID = UInt16(index + 1)
+                    let second = UInt32(clamping: stamp / 1_000_000)
+                    guard let signed = signer.sign(signal, mode: signal.mode.rawValue, signedAt: second) else {
                         return nil
                     }
                     signal = signed

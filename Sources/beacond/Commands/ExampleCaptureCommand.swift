@@ -24,18 +24,18 @@ struct ExampleCaptureCommand: ParsableCommand {
     }
 
     func run() throws {
-        var signing: ExampleCapture.Signing?
+        var signer: BeaconSigner?
         if let keyring = try loadVenueKeys(keyFile, command: "example-capture") {
             let ids = keyring.venueKeys.keys.sorted() + keyring.dayKeys.keys.map(\.keyID).sorted()
             guard let id = keyID ?? ids.first else {
                 printError("beacond example-capture: key file \(keyFile ?? ""): holds no key")
                 throw ExitCode(78)
             }
-            signing = ExampleCapture.Signing(keyring: keyring, keyID: id)
+            signer = BeaconSigner(keyring: keyring, sourceID: 1, keyID: id)
         }
-        guard let bytes = ExampleCapture.raceWeekend(signing: signing) else {
+        guard let bytes = ExampleCapture.raceWeekend(signer: signer) else {
             let day = DayNumber.format(ExampleCapture.day)
-            let id = signing.map { String($0.keyID) } ?? ""
+            let id = signer?.keyID.map(String.init) ?? ""
             printError("beacond example-capture: key file \(keyFile ?? ""): no key \(id) for \(day)")
             throw ExitCode(78)
         }
