@@ -292,7 +292,8 @@ package final class BeaconTransmitter: Sendable {
             status.signedAt = onAir?.signature.map { Int($0.signedAt) }
             if status.state == "silent" { status.state = "starting" }
         case .advertise:
-            status.state = "silent"
+            // Nothing it may send (no key signs today); a radio that is down stays down.
+            if status.state != "down" { status.state = "silent" }
             status.detail = status.detail ?? signingProblem
         case .silent(let reason):
             if status.detail == nil { status.detail = reason }
