@@ -61,7 +61,6 @@ final class VenueKeyStatus: StatusContributor, Sendable {
     }
 
     private static func ids(_ keyring: VenueKeyring?) -> [Int] {
-        guard let keyring else { return [] }
-        return Set(keyring.venueKeys.keys.map(Int.init) + keyring.dayKeys.keys.map { Int($0.keyID) }).sorted()
+        keyring?.keyIDs.map(Int.init) ?? []
     }
 }

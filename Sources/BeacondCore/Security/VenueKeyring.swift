@@ -30,6 +30,9 @@ package struct VenueKeyring: Hashable, Sendable {
 
     package var isEmpty: Bool { venueKeys.isEmpty && dayKeys.isEmpty }
 
+    /// The ids of its venue keys and day keys, lowest first.
+    package var keyIDs: [UInt8] { Set(venueKeys.keys).union(dayKeys.keys.map(\.keyID)).sorted() }
+
     /// Why a tag could not be checked or made.
     package enum Refusal: Error, Hashable, Sendable {
         /// No venue key of this id, and no day key of this id for the frame's day.

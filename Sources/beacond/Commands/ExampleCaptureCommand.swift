@@ -26,12 +26,8 @@ struct ExampleCaptureCommand: ParsableCommand {
     func run() throws {
         var signer: BeaconSigner?
         if let keyring = try loadVenueKeys(keyFile, command: "example-capture") {
-            let ids = keyring.venueKeys.keys.sorted() + keyring.dayKeys.keys.map(\.keyID).sorted()
-            guard let id = keyID ?? ids.first else {
-                printError("beacond example-capture: key file \(keyFile ?? ""): holds no key")
-                throw ExitCode(78)
-            }
-            signer = BeaconSigner(keyring: keyring, sourceID: 1, keyID: id)
+            // A key file holds at least one key (`VenueKeyFile.parse`).
+            signer = BeaconSigner(keyring: keyring, sourceID: 1, keyID: keyID ?? keyring.keyIDs.first)
         }
         guard let bytes = ExampleCapture.raceWeekend(signer: signer) else {
             let day = DayNumber.format(ExampleCapture.day)
