@@ -206,13 +206,15 @@ package final class BeaconTransmitter: Sendable {
             return frame
         }
         let second = UInt32(clamping: max(0, now) / 1_000_000)
-        var signedAt = max(second, record.signedAt ?? 0)
         if let current = shared.lastSigned, let signature = current.signature, current.sequence == frame.sequence,
             current.temperature == (frame.temperature ?? 0), second < signature.signedAt &+ Self.resignInterval,
             signature.signedAt >= (record.signedAt ?? 0)
         {
-            signedAt = signature.signedAt
+            // Its T is still young and its content unchanged: the same bytes, no new HMAC.
+            shared.onAir = current
+            return current
         }
+        let signedAt = max(second, record.signedAt ?? 0)
         guard let signed = signer.sign(frame, mode: record.mode, signedAt: signedAt) else {
             shared.signingProblem = "no key in the key file signs \(DayNumber.format(VenueKeyring.day(of: signedAt)))"
             shared.onAir = nil

@@ -1,7 +1,6 @@
 import CircuitState
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// Keeps the v3 senders' order marks in the state directory: saved within 5 s of a mark moving,
 /// and once more at shutdown, after the sources stopped (it sits before them in the service group).
@@ -39,28 +38,5 @@ struct SignedMarkService: Service {
                 "cannot save the v3 order marks: \(TerminalText.logged("\(error)"))", metadata: ["path": "\(file.path)"]
             )
         }
-    }
-}
-
-/// `status.signed`'s key file part: the file in force and its key ids. A reload replaces them.
-final class VenueKeyStatus: StatusContributor, Sendable {
-    private let state: Mutex<(path: String?, keyIDs: [Int])>
-
-    init(path: String?, keyring: VenueKeyring?) {
-        state = Mutex((path, Self.ids(keyring)))
-    }
-
-    func update(path: String?, keyring: VenueKeyring?) {
-        state.withLock { $0 = (path, Self.ids(keyring)) }
-    }
-
-    func contribute(to status: inout StatusMessage, for query: StatusQuery) {
-        let (path, ids) = state.withLock { $0 }
-        status.signed?.keyFile = path
-        status.signed?.keyIDs = ids
-    }
-
-    private static func ids(_ keyring: VenueKeyring?) -> [Int] {
-        keyring?.keyIDs.map(Int.init) ?? []
     }
 }
