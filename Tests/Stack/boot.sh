@@ -4,8 +4,15 @@
 # guest's console land in RESULTS (emptied first). Exits with the scenario script's status, or 1
 # when the guest did not finish within TIMEOUT seconds; on failure prints the console log and
 # every *.log the scenario wrote.
-# Usage: boot.sh SCRIPT RESULTS [TIMEOUT_S]
+# With --systemd, Debian's systemd is the guest's PID 1 and runs the script as a service (see
+# systemd-root).
+# Usage: boot.sh [--systemd] SCRIPT RESULTS [TIMEOUT_S]
 set -euo pipefail
+boot_args=
+if [ "$1" = --systemd ]; then
+	boot_args="stack.systemd=1 systemd.unit=stack.target systemd.show_status=1"
+	shift
+fi
 script=$1
 results=$2
 timeout_s=${3:-240}
@@ -28,7 +35,8 @@ if [ -z "$kver" ] || [ ! -r "$kernel" ]; then
 	exit 1
 fi
 mkdir -p "$(dirname "$initramfs")"
-if [ ! -s "$initramfs" ] || [ "$here/init" -nt "$initramfs" ] || [ "$here/initramfs.sh" -nt "$initramfs" ]; then
+if [ ! -s "$initramfs" ] || [ "$here/init" -nt "$initramfs" ] || [ "$here/initramfs.sh" -nt "$initramfs" ] ||
+	[ "$here/systemd-root" -nt "$initramfs" ]; then
 	"$here/initramfs.sh" "$kver" "$initramfs"
 fi
 rm -rf "$results"
@@ -40,7 +48,7 @@ status=0
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
 	-display none -monitor none -no-reboot -serial "file:$results/console.log" \
 	-kernel "$kernel" -initrd "$initramfs" \
-	-append "console=ttyS0 panic=-1 loglevel=4 stack.repo=$repo stack.results=$results stack.script=$script" \
+	-append "console=ttyS0 panic=-1 loglevel=4 stack.repo=$repo stack.results=$results stack.script=$script $boot_args" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" || status=$?
 elapsed_ms=$((($(date +%s%N) - started) / 1000000))

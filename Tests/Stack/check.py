@@ -2,9 +2,9 @@
 """Host-side checks of what the guest wrote (Tests/Stack/guest-*.sh), one line per check, then
 "test-stack: N passed, M failed". Exit 1 when any failed.
 
-usage: check.py BEACOND RESULTS_DIR/legacy RESULTS_DIR/hci [RESULTS_DIR/bluez]
+usage: check.py BEACOND RESULTS_DIR/legacy RESULTS_DIR/hci [RESULTS_DIR/bluez [RESULTS_DIR/systemd]]
   BEACOND: the binary the guest ran (its `replay` decodes the recording here, on the host).
-  The bluez boot's checks are in check_bluez.py.
+  The bluez boot's checks are in check_bluez.py, the systemd boot's in check_systemd.py.
 """
 import json
 import os
@@ -171,8 +171,10 @@ def frames_group(directory):
     check("frames: the 5- and 13-byte user beacons were counted apart, none rejected",
           0 < counters.get("user_beacons", 0) <= sent and counters.get("rejected_frames") == 0,
           f"user_beacons {counters.get('user_beacons')} of {sent} sent, rejected {counters.get('rejected_frames')}")
+    # Its own red flag, as a beacon message or, when it was heard before the subscription to beacon
+    # messages took effect (the release binary starts fast), as the beacon of a published state.
     heard = [m["beacon"] for m in (line["msg"] for line in lines(f"{directory}/share-states.jsonl"))
-             if m.get("type") == "beacon" and m["beacon"].get("zone") == 5]
+             if m.get("type") in ("beacon", "state") and (m.get("beacon") or {}).get("zone") == 5]
     transmitter = (lines(f"{directory}/share-status.json") or [{}])[0].get("beacon") or {}
     check("share: a second daemon's beacon: section (hci) advertised race control's red flag on hci1, the first "
           "daemon's scanning adapter, and heard it on hci0, while the first heard hci2's frames",
@@ -332,8 +334,10 @@ def hci_group(directory, beacond):
 def main():
     beacond, legacy, hci = sys.argv[1:4]
     bluez = sys.argv[4] if len(sys.argv) > 4 else None
+    systemd = sys.argv[5] if len(sys.argv) > 5 else None
     latencies = []
-    groups = [("legacy", legacy), ("hci", hci)] + ([("bluez", bluez)] if bluez else [])
+    groups = [("legacy", legacy), ("hci", hci)] + ([("bluez", bluez)] if bluez else []) + \
+        ([("systemd", systemd)] if systemd else [])
     for group, directory in groups:
         rc = text(f"{directory}/guest-rc").strip()
         check(f"{group}: the guest ran its scenarios to the end", rc == "0",
@@ -350,6 +354,10 @@ def main():
         sys.dont_write_bytecode = True  # no __pycache__ in the source tree
         import check_bluez
         check_bluez.bluez_group(sys.modules[__name__], bluez)
+    if systemd and os.path.isdir(systemd):
+        sys.dont_write_bytecode = True
+        import check_systemd
+        check_systemd.systemd_group(sys.modules[__name__], systemd)
     if latencies:
         ms = sorted(x * 1000 for x in latencies)
         print(f"     latency, first advert of a new flag → published on the socket: "

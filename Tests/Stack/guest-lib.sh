@@ -3,7 +3,8 @@
 set -u
 repo=$1
 results=$2
-beacond=$repo/.build/debug/beacond
+# The static release binary (make release), the one the Debian package carries.
+beacond=$repo/.build-release/release/beacond
 stack=$repo/Tests/Stack
 btvirt_pid=
 exec 3>>"$results/steps.log"

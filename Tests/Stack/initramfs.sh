@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the guest's initramfs: busybox-static, the Debian kernel's modules for virtio, 9p,
-# Bluetooth (hci_vhci) and the crypto btvirt binds (AF_ALG ecb(aes), cmac), and Tests/Stack/init.
+# overlayfs (the systemd boot's root), Bluetooth (hci_vhci) and the crypto btvirt binds (AF_ALG
+# ecb(aes), cmac), Tests/Stack/init and its systemd hand-over, Tests/Stack/systemd-root.
 # Usage: initramfs.sh KERNEL_VERSION OUTPUT.cpio.gz
 set -euo pipefail
 export PATH=$PATH:/usr/sbin:/sbin # modprobe, for a user whose PATH lacks them
@@ -10,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # In load order; each module's dependencies are resolved by modprobe --show-depends (modules.dep).
 # The crypto modules come before anything starts btvirt, which binds AF_ALG "ecb(aes)" and "cmac(aes)".
-modules=(virtio_pci 9pnet_virtio 9p ecb aes_generic cmac af_alg algif_skcipher algif_hash bluetooth hci_vhci)
+modules=(virtio_pci 9pnet_virtio 9p overlay ecb aes_generic cmac af_alg algif_skcipher algif_hash bluetooth hci_vhci)
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -32,6 +33,7 @@ for module in "${modules[@]}"; do
 	done < <(modprobe -S "$kver" --show-depends "$module")
 done
 install -m 0755 "$here/init" "$root/init"
+install -m 0755 "$here/systemd-root" "$root/systemd-root"
 
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -51,7 +51,7 @@ package final class SmallHTTPConnections: @unchecked Sendable {
     private var roster = FairShareRoster<SmallHTTPConnection>()
     private var nextID = 0
     private lazy var memoryTrim = MemoryTrimmer(eventLoop: eventLoop)
-    private let diag = SockDiagSocket()
+    private let socketTable = TCPSocketTable()
     private let logger: Logger
     private let logLimiter: LogRateLimiter
 
@@ -75,7 +75,7 @@ package final class SmallHTTPConnections: @unchecked Sendable {
     /// the channel closed) when its peer already holds the most.
     func admit(_ channel: any Channel) -> SmallHTTPConnection? {
         eventLoop.preconditionInEventLoop()
-        let peer = HTTPPeer.of(local: channel.localAddress, remote: channel.remoteAddress, diag: diag)
+        let peer = HTTPPeer.of(local: channel.localAddress, remote: channel.remoteAddress, table: socketTable)
         if roster.count >= cap {
             guard let victim = roster.fairShareVictim(for: peer) else {
                 counters.refused += 1

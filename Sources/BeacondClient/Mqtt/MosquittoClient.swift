@@ -165,14 +165,10 @@ package final class MosquittoClient: @unchecked Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    /// SCHED_BATCH (sched(7)); Glibc's module does not export it (it needs _GNU_SOURCE).
-    private static let schedBatch: Int32 = 3
-
+    /// The thread keeps the default policy. It asked for SCHED_BATCH once (not to preempt the hub's loop
+    /// that wakes it), but the unit's system call filter refuses the @resources calls, and a venue runs
+    /// the daemon under it (docs/threads.md).
     private func runLoop() {
-        // A batch thread does not preempt the one that woke it: the hub's loop, which hands over a state
-        // and wakes this thread, finishes its turn first.
-        var parameters = sched_param(sched_priority: 0)
-        _ = sched_setscheduler(0, Self.schedBatch, &parameters)
         var first = true
         while !isStopping {
             lastLogError = nil

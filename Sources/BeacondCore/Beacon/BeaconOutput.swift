@@ -97,8 +97,8 @@ package final class BeaconOutput: HubOutput, StatusContributor, Service {
     }
 
     /// Advertises until graceful shutdown, which disables advertising. A radio that cannot be
-    /// used at all (no Bluetooth, no permission) is reported in the status and the log; the
-    /// daemon runs on without its transmitter.
+    /// used at all (no permission) is reported in the status and the log; the daemon runs on
+    /// without its transmitter. A missing adapter, or no Bluetooth in the kernel yet, is retried.
     package func run() async throws {
         let heartbeats = heartbeat.map { heartbeat in Task { await heartbeat.run() } }
         defer { heartbeats?.cancel() }

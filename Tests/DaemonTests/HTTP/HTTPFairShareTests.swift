@@ -92,6 +92,46 @@ import Glibc
         #expect(HTTPPeer.of(local: local, remote: far) == .address("192.0.2.7"))
     }
 
+    /// The table's line for the peer's socket is the one whose local end is the peer's: not our
+    /// accepted socket's (the same ends the other way round, owned by the daemon), and not the
+    /// listener's. IPv6 addresses as the kernel writes them, word by word in this machine's order.
+    @Test func theOwnerIsReadFromThePeersOwnLineOfTheTable() throws {
+        let ours = try SocketAddress(ipAddress: "::1", port: 8088)
+        let theirs = try SocketAddress(ipAddress: "::1", port: 40000)
+        let query = try #require(TCPConnectionQuery(local: ours, remote: theirs))
+        let loopback = "00000000000000000000000001000000"
+        #expect(query.tableColumns == (peer: "\(loopback):9C40", local: "\(loopback):1F98"))
+        let table = """
+              sl  local_address                         remote_address                        st tx_queue rx_queue \
+            tr tm->when retrnsmt   uid  timeout inode
+               0: \(loopback):1F98 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 \
+            00000000   995        0 4240 1 0000000000000000 100 0 0 10 0
+               1: \(loopback):1F98 \(loopback):9C40 01 00000000:00000000 00:00000000 00000000   995        0 \
+            4241 1 0000000000000000 20 4 30 10 -1
+               2: \(loopback):9C40 \(loopback):1F98 01 00000000:00000000 00:00000000 00000000  1000        0 \
+            4242 1 0000000000000000 20 4 30 10 -1
+
+            """
+        #expect(TCPSocketTable.ownerUID(in: Array(table.utf8), query.tableColumns) == 1000)
+        // Read from a directory as /proc/self/net: one read answers for a second, unless the
+        // connection asked about is not in it.
+        let directory = try TemporaryDirectory()
+        try table.write(toFile: directory.file("tcp6"), atomically: true, encoding: .utf8)
+        let socketTable = TCPSocketTable(directory: directory.path)
+        #expect(socketTable.ownerUID(query, now: 5_000_000) == 1000 && socketTable.reads == 1)
+        #expect(socketTable.ownerUID(query, now: 5_900_000) == 1000 && socketTable.reads == 1)
+        #expect(socketTable.ownerUID(query, now: 6_000_000) == 1000 && socketTable.reads == 2)
+        let gone = try #require(
+            TCPConnectionQuery(local: ours, remote: try SocketAddress(ipAddress: "::1", port: 40001)))
+        #expect(TCPSocketTable.ownerUID(in: Array(table.utf8), gone.tableColumns) == nil)
+        #expect(socketTable.ownerUID(gone, now: 6_100_000) == nil && socketTable.reads == 3)
+        let v4 = try #require(
+            TCPConnectionQuery(
+                local: try SocketAddress(ipAddress: "::ffff:127.0.0.1", port: 9464),
+                remote: try SocketAddress(ipAddress: "::ffff:127.0.0.1", port: 50000)))
+        #expect(v4.family == UInt8(AF_INET) && v4.tableColumns == (peer: "0100007F:C350", local: "0100007F:24F8"))
+    }
+
     /// A listener's table on an embedded loop, logging to nowhere, with its own log limiter.
     static func table(on loop: EmbeddedEventLoop, maxConnections: Int) -> SmallHTTPConnections {
         SmallHTTPConnections(

@@ -198,8 +198,7 @@ final class HCIHarness: Sendable {
 
 @Suite struct HCIScannerStartErrorTests {
     @Test(arguments: [
-        HCIScannerError.bluetoothUnavailable,
-        .permissionDenied(adapter: "hci0", operation: "open its raw HCI socket"),
+        HCIScannerError.permissionDenied(adapter: "hci0", operation: "open its raw HCI socket"),
         .leMetaFiltered(adapter: "hci0"),
     ])
     func permanentErrorsMakeRunThrowEvenInTheDaemon(_ failure: HCIScannerError) async throws {
@@ -224,6 +223,31 @@ final class HCIHarness: Sendable {
         #expect(await harness.sink.waitForState(.up))
         #expect(harness.backend.counters.snapshot.reconnects == 0)
         #expect(await harness.stop() == nil)
+    }
+
+    /// A kiosk installed before its dongle is plugged in: the kernel has no Bluetooth until the
+    /// module loads with the adapter. The daemon reports the scanner down and waits; `scan` exits.
+    @Test func theDaemonWaitsForBluetoothToArriveInTheKernel() async throws {
+        let kernel = Mutex<FakeAdapter?>(nil)
+        let opener: HCIScannerBackend.Opener = { () throws(HCIScannerError) -> any HCITransport in
+            guard let adapter = kernel.withLock({ $0 }) else { throw .bluetoothUnavailable }
+            return try adapter.opener()
+        }
+        let harness = try HCIHarness(opener: opener)
+        harness.start()
+        #expect(
+            await harness.sink.waitForState(.down) {
+                $0 == "\(HCIScannerError.bluetoothUnavailable); retrying in 0.02 s"
+            })
+        #expect(await harness.sink.waitForState(.down) { $0.hasSuffix("retrying in 0.08 s") })
+        harness.adapter.plugIn(FakeController())
+        kernel.withLock { $0 = harness.adapter }
+        #expect(await harness.sink.waitForState(.up))
+        #expect(await harness.stop() == nil)
+
+        let scanTool = try HCIHarness(configure: { $0.retriesMissingAdapter = false }, opener: opener)
+        kernel.withLock { $0 = nil }
+        await #expect(throws: HCIScannerError.bluetoothUnavailable) { try await scanTool.backend.run() }
     }
 
     @Test func theScanToolFailsOnAMissingAdapter() async throws {

@@ -10,9 +10,9 @@ import Synchronization
 /// shutdown or cancellation signals the eventfd; the thread disables the scan, closes the
 /// socket and ends, and `run()` returns.
 ///
-/// Failures: a permanent error before the scanner first came up (no Bluetooth in the kernel,
-/// missing capabilities, a bad configuration) makes `run()` throw, and so does any start error
-/// when `retriesMissingAdapter` is false. Everything else (a missing or downed adapter, one
+/// Failures: a permanent error before the scanner first came up (missing capabilities, a bad
+/// configuration) makes `run()` throw, and so does any start error when `retriesMissingAdapter`
+/// is false. Everything else (no Bluetooth in the kernel yet, a missing or downed adapter, one
 /// that disappears, a command that fails or times out) sets the state `down` with the reason,
 /// closes the socket and retries with a doubling delay until the adapter is back.
 // @unchecked Sendable: the reader thread owns the socket; other threads use its Mutex'd state and wake signal.

@@ -26,10 +26,12 @@ package enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible
     /// Shutdown was requested while a command was in flight; not shown to anyone.
     case shuttingDown
 
-    /// Errors no retry can fix: `run()` throws them instead of waiting for the adapter.
+    /// Errors no retry can fix: `run()` throws them instead of waiting for the adapter. A kernel
+    /// without Bluetooth is not one: on a kiosk whose dongle is not plugged in yet, the bluetooth
+    /// module may only load when it is, so the daemon waits for it as for a missing adapter.
     var isPermanent: Bool {
         switch self {
-        case .bluetoothUnavailable, .permissionDenied, .leMetaFiltered, .invalidConfiguration: true
+        case .permissionDenied, .leMetaFiltered, .invalidConfiguration: true
         default: false
         }
     }
@@ -55,8 +57,8 @@ package enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible
         switch self {
         case .bluetoothUnavailable:
             """
-            this kernel has no Bluetooth support (socket(AF_BLUETOOTH) is not supported): load the bluetooth \
-            module, or use --backend replay
+            this kernel has no Bluetooth support (socket(AF_BLUETOOTH) is not supported): plug in the adapter, \
+            load the bluetooth module, or use --backend replay
             """
         case .permissionDenied(let adapter, let operation):
             "permission denied to \(operation) on \(adapter): \(Self.capabilityHint)"
