@@ -165,9 +165,8 @@ package final class MosquittoClient: @unchecked Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    /// The thread keeps the default policy. It asked for SCHED_BATCH once (not to preempt the hub's loop
-    /// that wakes it), but the unit's system call filter refuses the @resources calls, and a venue runs
-    /// the daemon under it (docs/threads.md).
+    /// The thread keeps the default scheduling policy: beacond.service's system call filter refuses
+    /// @resources (sched_setscheduler among them), and the daemon asks for nothing it refuses.
     private func runLoop() {
         var first = true
         while !isStopping {
