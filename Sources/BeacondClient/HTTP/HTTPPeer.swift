@@ -120,8 +120,10 @@ struct TCPConnectionQuery {
 /// when it was made: the owners it found are kept for `reuseMicros` and a lookup reads again only
 /// when its connection is not among them. A flood of connections in the accept backlog costs one
 /// read, not one per connection (one per connection made 1,100 keep-alive connections cost 85 %
-/// of a core). Within that second a 4-tuple cannot be reused by another connection (TIME_WAIT),
-/// so a kept owner is never another connection's.
+/// of a core). A kept owner could only be wrong for a new connection on the same addresses and
+/// ports within that second, which TIME_WAIT rules out (on loopback, Linux reuses a port only
+/// once the old connection's last timestamp is over a second old); and an owner decides no more
+/// than whose connection makes room.
 final class TCPSocketTable {
     static let maximumBytes = 4 << 20
     static let reuseMicros: Int64 = 1_000_000
