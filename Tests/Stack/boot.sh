@@ -10,7 +10,7 @@
 set -euo pipefail
 boot_args=
 if [ "$1" = --systemd ]; then
-	boot_args="stack.systemd=1 systemd.unit=stack.target systemd.show_status=1"
+	boot_args="stack.systemd=1 systemd.show_status=1"
 	shift
 fi
 script=$1
