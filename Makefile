@@ -196,6 +196,7 @@ PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin
 MANDIR      ?= $(PREFIX)/share/man
 DOCDIR      ?= $(PREFIX)/share/doc/beacond
+LANGDIR     ?= $(PREFIX)/share/beacond/languages
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 USERUNITDIR ?= $(PREFIX)/lib/systemd/user
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
@@ -205,6 +206,8 @@ BINARY      ?= $(RELEASE)
 SYSTEM_UNITS := beacond.service beacond.socket beacond-kiosk@.service beacond-kiosk-web.service
 USER_UNITS   := beacond-kiosk-browser.service
 DOCS         := README.md $(wildcard docs/*.md) docs/beacond-kiosk-browser.desktop
+# The kiosk's catalogues, found by the binary at $(PREFIX)/share/beacond/languages (docs/kiosk.md).
+LANGUAGES    := $(wildcard languages/*.yaml)
 # The units' and the man page's paths to the binary and the docs, written for PREFIX.
 UNIT_PATHS   := -e 's|/usr/local/bin/beacond|$(BINDIR)/beacond|g' -e 's|/usr/local/share/doc/beacond|$(DOCDIR)|g'
 install:
@@ -215,6 +218,8 @@ install:
 	install -d -m 0755 $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	install -m 0644 systemd/beacond.yaml $(DESTDIR)$(DOCDIR)/beacond.yaml.example
+	install -d -m 0755 $(DESTDIR)$(LANGDIR)
+	install -m 0644 $(LANGUAGES) $(DESTDIR)$(LANGDIR)/
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
 	for unit in $(SYSTEM_UNITS); do \
 		sed $(UNIT_PATHS) systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
@@ -245,6 +250,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/beacond $(DESTDIR)$(MANDIR)/man8/beacond.8
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)) beacond.yaml.example)
 	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(LANGDIR)/,$(notdir $(LANGUAGES)))
+	rmdir $(DESTDIR)$(LANGDIR) $(DESTDIR)$(PREFIX)/share/beacond 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(SYSTEM_UNITS)) $(addprefix $(DESTDIR)$(USERUNITDIR)/,$(USER_UNITS))
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/beacond.conf $(DESTDIR)$(TMPFILESDIR)/beacond.conf
 	@if cmp -s systemd/beacond.yaml $(DESTDIR)$(SYSCONFDIR)/beacond/beacond.yaml; then \

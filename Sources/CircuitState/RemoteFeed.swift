@@ -112,4 +112,9 @@ public struct RemoteStatus: Hashable, Sendable {
     /// The message to show: while an evacuation is latched, the evacuation's own message, so a
     /// later `{}` or unknown mode cannot blank it; otherwise the last fetch's.
     public var message: String? { isLatched ? latchedSnapshot?.message : snapshot?.message }
+
+    /// The route out to show, by the same rule as `message`: a latched evacuation keeps its own.
+    public var evacuationRoute: String? {
+        isLatched ? latchedSnapshot?.evacuationRoute : snapshot?.evacuationRoute
+    }
 }

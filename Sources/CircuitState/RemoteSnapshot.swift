@@ -5,6 +5,8 @@ public struct RemoteSnapshot: Hashable, Sendable {
     public var globalMode: String?
     public var mode: String?
     public var message: String?
+    /// The route out, in race control's words, during an evacuation (`evacuation_route`).
+    public var evacuationRoute: String?
     public var temperature: Double?
     public var humidity: Double?
     public var wind: String?
@@ -14,7 +16,7 @@ public struct RemoteSnapshot: Hashable, Sendable {
     public init(
         id: String? = nil, globalMode: String? = nil, mode: String? = nil, message: String? = nil,
         temperature: Double? = nil, humidity: Double? = nil, wind: String? = nil, forecast: String? = nil,
-        lastUpdated: String? = nil
+        lastUpdated: String? = nil, evacuationRoute: String? = nil
     ) {
         self.id = id
         self.globalMode = globalMode
@@ -25,6 +27,7 @@ public struct RemoteSnapshot: Hashable, Sendable {
         self.wind = wind
         self.forecast = forecast
         self.lastUpdated = lastUpdated
+        self.evacuationRoute = evacuationRoute
     }
 
     /// The mode `globalMode` names, else the mode `mode` names (`TrackMode(remoteName:)`); nil when

@@ -34,6 +34,10 @@ struct InstallTests {
             expected["\(prefix)/lib/systemd/\(folder)/\(unit)"] = 0o644
         }
         for doc in docs { expected["\(prefix)/share/doc/beacond/\(doc)"] = 0o644 }
+        let languages = try FileManager.default.contentsOfDirectory(atPath: root + "/languages")
+            .filter { $0.hasSuffix(".yaml") }
+        #expect(languages.count >= 7, "languages/ lists \(languages)")
+        for file in languages { expected["\(prefix)/share/beacond/languages/\(file)"] = 0o644 }
         return expected
     }
 
@@ -61,6 +65,18 @@ struct InstallTests {
         #expect(installedBinary == FileManager.default.contents(atPath: Self.binary), "the binary is BINARY's copy")
         let example = FileManager.default.contents(atPath: SystemTool.repository + "/systemd/beacond.yaml")
         #expect(FileManager.default.contents(atPath: root.file("etc/beacond/beacond.yaml")) == example)
+        // The installed binary finds the catalogues installed beside it (PREFIX/share/beacond/languages).
+        let config = try root.write("kiosk.yaml", "kiosk:\n  languages: [ca]\n")
+        let frame = try BeacondProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "COLUMNS=80", "LINES=24", root.file("usr/local/bin/beacond"), "kiosk", "--once", "--config", config,
+                "--socket", root.path + "/absent.sock",
+            ])
+        let status = frame.lines.last?.trimmingCharacters(in: .whitespaces)
+        #expect(frame.status == 1 && status == "SENSE SENYAL — daemon inaccessible", "\(frame.stdout)")
+        #expect(frame.stderr == "", "no catalogue problem: \(frame.stderr)")
+        try FileManager.default.removeItem(atPath: config)
 
         try Self.uninstall(from: root.path)
         #expect(SystemTool.files(below: root.path) == [], "left behind after make uninstall")

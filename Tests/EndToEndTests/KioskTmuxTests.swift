@@ -3,6 +3,8 @@ import BeacondTestSupport
 import Foundation
 import Testing
 
+@testable import BeacondClient
+
 /// `beacond kiosk` in a real terminal (tmux), against `beacond run --backend replay`: the screen is
 /// read with `capture-pane` and every wait polls it until the expected text appears.
 @Suite(.serialized) struct KioskTmuxTests {
@@ -163,6 +165,65 @@ import Testing
         kill(pid, SIGINT)
         #expect(tmux.waitFor { $0.text().contains("EXIT=0") }, "\(tmux.text())")
         #expect(tmux.display("#{alternate_on}") == "0")
+        #expect(daemon.stop() != nil)
+    }
+
+    /// Issue 31: the kiosk cycles through its languages, each for `kiosk.language_period`, the
+    /// first first; the evacuation shows the block arrow on the left and the exit in the words of
+    /// the language shown.
+    @Test(.enabled(if: TmuxSession.available, "tmux is not installed (make deps installs it): kiosk tests skipped"))
+    func theLanguagesTakeTurnsAndTheArrowPointsToTheExit() throws {
+        let daemon = try DaemonProcess(["--backend", "replay", "--replay", Self.evacuation, "--speed", "1"])
+        #expect(daemon.waitForLog("listening on"))
+        let config = BeacondProcess.temporaryFile("kiosk-languages-\(UUID().uuidString.prefix(6)).yaml")
+        try Data(
+            """
+            kiosk:
+              languages: [es, en]
+              language_period: 1
+              exit:
+                direction: up_right
+                name: Puerta 3 / Gate 3
+                distance_m: 120
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let kiosk =
+            "'\(BeacondProcess.executable.path)' kiosk --steady --config '\(config)' --socket '\(daemon.socket)'"
+        let tmux = try TmuxSession(columns: 80, rows: 24, command: "env -u NO_COLOR COLORTERM=truecolor \(kiosk)")
+        defer { tmux.kill() }
+        var seen: [(status: String, at: Double)] = []
+        let start = Date()
+        _ = blockingWaitUntil(within: 15, intervalMicros: 50_000) {
+            let status = tmux.statusLine()
+            if status != seen.last?.status, !status.isEmpty {
+                seen.append((status, Date().timeIntervalSince(start)))
+                let screen = tmux.text()
+                if status == "EVACUACIÓN" {
+                    #expect(screen.contains { $0.contains("Salida: Puerta 3 / Gate 3 — 120 m") }, "\(screen)")
+                } else if status == "EVACUATE" {
+                    #expect(screen.contains { $0.contains("Exit: Puerta 3 / Gate 3 — 120 m") }, "\(screen)")
+                }
+            }
+            return seen.filter { $0.status == "EVACUACIÓN" }.count >= 2 && seen.contains { $0.status == "EVACUATE" }
+        }
+        let order = seen.map(\.status).filter { $0 == "EVACUACIÓN" || $0 == "EVACUATE" }
+        #expect(Array(order.prefix(3)) == ["EVACUACIÓN", "EVACUATE", "EVACUACIÓN"], "\(seen)")
+        // Each language stays about a second (the period), not a tick more or less than a poll.
+        let changes = seen.filter { $0.status == "EVACUACIÓN" || $0.status == "EVACUATE" }.map(\.at)
+        for (earlier, later) in zip(changes.dropFirst(), changes.dropFirst(2)) {
+            #expect(abs(later - earlier - 1) < 0.4, "\(seen)")
+        }
+        // The arrow at 80×24: 13 pixels of 2 columns and 1 row, from column 3 (KioskFrame).
+        // (capture-pane trims trailing spaces, so a row is compared up to its last block).
+        let arrow = BlockArrow.rows(.upRight, xScale: 2, yScale: 1).map {
+            "  " + String($0.reversed().drop { $0 == " " }.reversed())
+        }
+        let screen = tmux.text()
+        let top = screen.firstIndex { $0.hasPrefix(arrow[0]) }
+        #expect(
+            top.map { Array(screen[$0...].prefix(arrow.count)).elementsEqual(arrow) { $0.hasPrefix($1) } } == true,
+            "\(screen)")
         #expect(daemon.stop() != nil)
     }
 }

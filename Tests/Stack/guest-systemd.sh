@@ -211,6 +211,12 @@ python3 -c 'import sys; t = open("/dev/vcsu1", "rb").read().decode("utf-32-le");
 systemctl start beacond-kiosk-web.service
 verdict "beacond-kiosk-web serves /state with the red flag" "" \
 	wait_for "web kiosk state" 20 sh -c 'curl -fsS --max-time 2 http://127.0.0.1:8088/state | grep -q red_flag'
+# The package's catalogues (/usr/share/beacond/languages), found by the package's binary: a kiosk
+# configured for Catalan says the red flag in Catalan.
+printf 'kiosk:\n  languages: [ca]\n' >/tmp/kiosk-ca.yaml
+verdict "the package's catalogues: kiosk.languages [ca] shows BANDERA VERMELLA" "" \
+	sh -c "COLUMNS=80 LINES=24 setpriv --reuid=kiosk --regid=kiosk --init-groups \
+		$client kiosk --once --config /tmp/kiosk-ca.yaml --socket $sock | tail -n 1 | grep -q 'BANDERA VERMELLA'"
 
 # 10. Stop leaves no process behind.
 systemctl stop beacond-kiosk@tty1.service beacond-kiosk-web.service beacond.socket beacond.service

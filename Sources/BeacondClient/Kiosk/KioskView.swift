@@ -15,30 +15,39 @@ package struct KioskView: Hashable, Sendable {
         case red, evacuation
         case noSignal = "no_signal"
 
-        /// The mode in large letters.
-        package var headline: String {
+        /// The mode in large letters, in English.
+        package var headline: String { KioskCatalogue.english.template(phrase) }
+
+        /// The catalogue's headline for this flag.
+        package var phrase: KioskPhrase {
             switch self {
-            case .green: "GREEN"
-            case .yellow: "YELLOW"
-            case .vsc: "VSC"
-            case .safetyCar: "SC"
-            case .red: "RED FLAG"
-            case .evacuation: "EVACUATE"
-            case .noSignal: "NO SIGNAL"
+            case .green: .green
+            case .yellow: .yellow
+            case .vsc: .vsc
+            case .safetyCar: .safetyCar
+            case .red: .red
+            case .evacuation: .evacuation
+            case .noSignal: .noSignal
+            }
+        }
+
+        /// The protocol mode this flag shows; nil for NO SIGNAL (no mode, or one unknown).
+        package var mode: String? {
+            switch self {
+            case .green: "normal"
+            case .yellow: "yellow_flag"
+            case .vsc: "vsc"
+            case .safetyCar: "safety_car"
+            case .red: "red_flag"
+            case .evacuation: "evacuation"
+            case .noSignal: nil
             }
         }
 
         /// The flag for a protocol `mode`; nil for `unknown` and for modes this version does not know.
         init?(mode: String) {
-            switch mode {
-            case "normal": self = .green
-            case "yellow_flag": self = .yellow
-            case "vsc": self = .vsc
-            case "safety_car": self = .safetyCar
-            case "red_flag": self = .red
-            case "evacuation": self = .evacuation
-            default: return nil
-            }
+            guard let flag = Self.allCases.first(where: { $0.mode == mode }) else { return nil }
+            self = flag
         }
     }
 
@@ -67,104 +76,162 @@ package struct KioskView: Hashable, Sendable {
     }
 
     package var flag: Flag
-    /// The mode in large letters: `flag.headline`.
-    package var headline: String { flag.headline }
+    /// The language of the words (`KioskCatalogue.language`).
+    package var language: String
+    /// The mode in large letters, in `language`.
+    package var headline: String
     /// The plain-text status line: "RED FLAG", "NO SIGNAL", "NO SIGNAL — daemon unreachable".
     package var status: String
-    /// Lines under the mode (zone, source, race control's message, age), already stripped of
-    /// control characters; the renderer cuts them to its width.
+    /// The evacuation view's lines, under the headline and larger than the details: where to go
+    /// (the exit, its distance, race control's route) or, with no exit configured, to follow the
+    /// stewards. Empty for every other flag.
+    package var guidance: [String]
+    /// The arrow to the exit, drawn beside the headline during an evacuation; nil otherwise, and
+    /// always nil when no direction is configured: no arrow is ever guessed.
+    package var arrow: BlockArrow.Direction?
+    /// Lines under the mode (zone, source, race control's message, temperature, age), already
+    /// stripped of control characters; the renderer cuts them to its width.
     package var details: [String]
     /// Evacuation flashes (red and white, about 1 Hz) unless the kiosk runs `--steady`.
     package var flashes: Bool { flag == .evacuation }
 
-    /// The view of `link` at wall-clock time `now` (Unix microseconds).
-    package init(link: Link, now: Int64) {
+    /// The view of `link` at wall-clock time `now` (Unix microseconds), in `catalogue`'s words;
+    /// `exit` is this kiosk's exit, for the evacuation view.
+    package init(link: Link, now: Int64, catalogue: KioskCatalogue = .english, exit: KioskExit = KioskExit()) {
+        let words = Words(catalogue: catalogue, now: now)
+        language = catalogue.language
+        guidance = []
+        arrow = nil
         switch link {
         case .unreachable(let since, let reason):
             flag = .noSignal
-            status = "NO SIGNAL — daemon unreachable"
+            status = catalogue.text(.daemonUnreachable)
             details = [
-                "No contact with beacond for \(Self.duration(micros: now.subtractingSaturating(since)))",
+                catalogue.text(.unreachableFor, ["duration": Self.duration(micros: now.subtractingSaturating(since))]),
                 KioskText.stripped(reason, limit: Self.detailLimit),
-                "Reconnecting…",
+                catalogue.text(.reconnecting),
             ]
         case .connected(let state):
-            guard let flag = Flag(mode: state.mode) else {
-                self.flag = .noSignal
-                status = "NO SIGNAL"
-                details = Self.noSignalDetails(state, now: now)
-                return
-            }
+            let flag = Flag(mode: state.mode) ?? .noSignal
             self.flag = flag
-            status = flag.headline
-            details = Self.details(state, now: now)
+            status = catalogue.text(flag.phrase)
+            if state.source == "remote", state.remote?.fresh == false {
+                status += " — " + catalogue.text(.stale)
+            }
+            details = flag == .noSignal ? words.noSignalDetails(state) : words.details(state)
+            if flag == .evacuation {
+                (guidance, arrow) = words.evacuation(state, exit: exit)
+            }
         }
+        headline = catalogue.text(flag.phrase)
     }
 
     /// The longest detail line kept, in characters, before the renderer cuts it to the screen.
     static let detailLimit = 200
 
-    private static func details(_ state: StateMessage, now: Int64) -> [String] {
-        var lines: [String] = []
-        if let zone = state.zone {
-            lines.append(zoneLine(zone, name: state.zoneName))
-        } else if state.source == "remote" {
-            lines.append("Whole circuit")
+    /// A catalogue's words for a state.
+    private struct Words {
+        let catalogue: KioskCatalogue
+        let now: Int64
+
+        func details(_ state: StateMessage) -> [String] {
+            var lines: [String] = []
+            if let zone = state.zone {
+                lines.append(zoneLine(zone, name: state.zoneName))
+            } else if state.source == "remote" {
+                lines.append(catalogue.text(.wholeCircuit))
+            }
+            switch state.source {
+            case "beacon":
+                lines.append(catalogue.text(state.beacon?.signed == true ? .sourceBeaconSigned : .sourceBeacon))
+            case "remote": lines.append(catalogue.text(.sourceRemote))
+            default: break
+            }
+            lines += remoteLines(state)
+            if let temperature = KioskView.temperature(state) {
+                lines.append(catalogue.text(.temperature, ["celsius": temperature]))
+            }
+            let shown = KioskView.duration(micros: now.subtractingSaturating(state.time.micros))
+            lines.append(catalogue.text(.showingFor, ["duration": shown]))
+            return lines
         }
-        switch state.source {
-        case "beacon":
-            lines.append(state.beacon?.signed == true ? "Source: track beacon, signed" : "Source: track beacon")
-        case "remote": lines.append("Source: race control")
-        default: break
+
+        /// Neither beacons nor race control say anything: say what is missing.
+        func noSignalDetails(_ state: StateMessage) -> [String] {
+            var lines = [catalogue.text(.nothingHeard)]
+            lines += remoteLines(state)
+            if let scanner = KioskView.scannerPhrase(state.scanner) { lines.append(catalogue.text(scanner)) }
+            return lines
         }
-        lines += remoteLines(state, now: now)
-        lines.append("Showing for \(duration(micros: now.subtractingSaturating(state.time.micros)))")
-        return lines
+
+        /// Where to go: the exit (name, distance) and race control's route, or the stewards.
+        func evacuation(_ state: StateMessage, exit: KioskExit) -> ([String], BlockArrow.Direction?) {
+            var lines: [String] = []
+            if let name = exit.name {
+                let shown = KioskText.stripped(name, limit: KioskExit.maxNameLength)
+                if let distance = exit.distanceMetres {
+                    lines.append(catalogue.text(.exitDistance, ["name": shown, "distance": String(distance)]))
+                } else {
+                    lines.append(catalogue.text(.exit, ["name": shown]))
+                }
+            }
+            if let route = state.remote?.evacuationRoute {
+                let text = KioskText.stripped(route, limit: KioskView.detailLimit)
+                if !text.isEmpty { lines.append(catalogue.text(.route, ["route": text])) }
+            }
+            if exit.isEmpty { lines.append(catalogue.text(.followStewards)) }
+            return (lines, exit.direction)
+        }
+
+        /// Race control's message, and its freshness when it is not fresh.
+        private func remoteLines(_ state: StateMessage) -> [String] {
+            guard let remote = state.remote else { return [] }
+            var lines: [String] = []
+            if let message = remote.message {
+                let text = KioskText.stripped(message, limit: KioskView.detailLimit)
+                if !text.isEmpty { lines.append(catalogue.text(.raceControlMessage, ["message": text])) }
+            }
+            if remote.latched { lines.append(catalogue.text(.evacuationLatched)) }
+            if !remote.fresh {
+                // The daemon publishes when the remote state goes stale, and again when it is fresh:
+                // while it is stale, its age keeps growing from what this message said. Both numbers
+                // came from a socket: the sum saturates.
+                let since = max(0, now.subtractingSaturating(state.time.micros))
+                let age = remote.age.flatMap(KioskView.micros(seconds:)).map { $0.addingSaturating(since) }
+                if let age {
+                    lines.append(catalogue.text(.raceControlStaleAge, ["age": KioskView.duration(micros: age)]))
+                } else {
+                    lines.append(catalogue.text(.raceControlStale))
+                }
+            }
+            return lines
+        }
+
+        private func zoneLine(_ zone: Int, name: String?) -> String {
+            guard let name, case let text = KioskText.stripped(name, limit: KioskView.detailLimit), !text.isEmpty
+            else {
+                return catalogue.text(.zone, ["zone": String(zone)])
+            }
+            return catalogue.text(.zoneNamed, ["zone": String(zone), "name": text])
+        }
     }
 
-    /// Neither beacons nor race control say anything: say what is missing.
-    private static func noSignalDetails(_ state: StateMessage, now: Int64) -> [String] {
-        var lines = ["No track beacon or race control state"]
-        lines += remoteLines(state, now: now)
-        if let scanner = scannerLine(state.scanner) { lines.append(scanner) }
-        return lines
-    }
-
-    /// Why no beacon can be heard, in words; nil while the scanner is up.
-    static func scannerLine(_ scanner: ScannerStatus) -> String? {
+    /// Why no beacon can be heard; nil while the scanner is up.
+    static func scannerPhrase(_ scanner: ScannerStatus) -> KioskPhrase? {
         switch scanner.state {
         case .up: nil
-        case .down: "Bluetooth scanner down: no beacon can be heard"
-        case .none where scanner.backend == "replay": "Replay finished: the capture has no more beacons"
-        case .none: "No Bluetooth scanner running"
+        case .down: .scannerDown
+        case .none where scanner.backend == "replay": .replayFinished
+        case .none: .noScanner
         }
     }
 
-    /// Race control's message, and its freshness when it is not fresh.
-    private static func remoteLines(_ state: StateMessage, now: Int64) -> [String] {
-        guard let remote = state.remote else { return [] }
-        var lines: [String] = []
-        if let message = remote.message {
-            let text = KioskText.stripped(message, limit: detailLimit)
-            if !text.isEmpty { lines.append("Race control: \(text)") }
-        }
-        if remote.latched { lines.append("Evacuation latched by race control") }
-        if !remote.fresh {
-            // The daemon publishes when the remote state goes stale, and again when it is fresh:
-            // while it is stale, its age keeps growing from what this message said. Both numbers came
-            // from a socket: the sum saturates.
-            let since = max(0, now.subtractingSaturating(state.time.micros))
-            let age = remote.age.flatMap(micros(seconds:)).map { $0.addingSaturating(since) }
-            lines.append("Race control STALE" + (age.map { " — last update \(duration(micros: $0)) ago" } ?? ""))
-        }
-        return lines
-    }
-
-    private static func zoneLine(_ zone: Int, name: String?) -> String {
-        guard let name, case let text = KioskText.stripped(name, limit: detailLimit), !text.isEmpty else {
-            return "Zone \(zone)"
-        }
-        return "Zone \(zone) — \(text)"
+    /// The temperature to show, whole °C: the beacon's (v1 frames carry it) for a beacon's state,
+    /// else race control's; nil when neither has one, or race control's is not a sane number.
+    static func temperature(_ state: StateMessage) -> String? {
+        if state.source == "beacon", let celsius = state.beacon?.temperature { return String(celsius) }
+        guard let celsius = state.remote?.temperature, celsius.isFinite, abs(celsius) < 1000 else { return nil }
+        return String(Int(celsius.rounded()))
     }
 
     /// Seconds from outside as microseconds, clamped to Int64; nil when not a number.

@@ -108,6 +108,9 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
     /// Race control's temperature, °C, when its last fetch gave one (a beacon advertises it);
     /// absent otherwise and from older daemons.
     package var temperature: Double?
+    /// Race control's `evacuation_route`, when its last fetch gave one; absent otherwise and from
+    /// older daemons.
+    package var evacuationRoute: String?
 
     enum CodingKeys: String, CodingKey {
         case mode
@@ -117,6 +120,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
         case message
         case lastError = "last_error"
         case temperature
+        case evacuationRoute = "evacuation_route"
     }
 
     package init(
@@ -140,6 +144,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
             age: status.age.map { Double($0) / 1_000_000 }, message: status.message,
             lastError: status.lastFailureReason)
         temperature = status.snapshot?.temperature
+        evacuationRoute = status.evacuationRoute
     }
 
     /// Older daemons sent no `restored`: absent means false.
@@ -154,6 +159,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
         message = try container.decodeIfPresent(String.self, forKey: .message)
         lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
         temperature = try container.decodeIfPresent(Double.self, forKey: .temperature)
+        evacuationRoute = try container.decodeIfPresent(String.self, forKey: .evacuationRoute)
     }
 
     package func render(into writer: inout JSONWriter) {
@@ -167,6 +173,7 @@ package struct RemoteReport: Hashable, Sendable, Decodable {
         writer.key("message"); writer.string(orNull: message)
         writer.key("last_error"); writer.string(orNull: lastError)
         if let temperature { writer.key("temperature"); writer.number(orNull: temperature, decimals: 1) }
+        if let evacuationRoute { writer.key("evacuation_route"); writer.string(evacuationRoute) }
         writer.endObject()
     }
 }

@@ -57,16 +57,32 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case securityKeyFile = "security.key_file"
     case securityUnsigned = "security.unsigned"
     case securityClockWindow = "security.clock_window"
+    case kioskLanguages = "kiosk.languages"
+    case kioskLanguagePeriod = "kiosk.language_period"
+    case kioskLanguageDir = "kiosk.language_dir"
+    case kioskExitDirection = "kiosk.exit.direction"
+    case kioskExitName = "kiosk.exit.name"
+    case kioskExitDistance = "kiosk.exit.distance_m"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }
 
-    /// The sections (`scanner`, `remote`, ...) keys are nested in.
+    /// The sections (`scanner`, `remote`, `kiosk.exit`, ...) keys are nested in.
     static let sections: Set<String> = Set(
-        allCases.compactMap { key in
-            key.rawValue.firstIndex(of: ".").map { String(key.rawValue[..<$0]) }
+        allCases.flatMap { key in
+            let parts = key.rawValue.split(separator: ".")
+            return (1..<max(parts.count, 1)).map { parts.prefix($0).joined(separator: ".") }
         })
+
+    /// The program a key is for: `beacond kiosk` reads the `kiosk.*` keys, everything else is the
+    /// daemon's (`run`, `beacon`, `replay`). Each program checks its own keys and accepts the other's
+    /// by name alone, so one file can serve a kiosk's daemon and its screen.
+    package enum Reader: Hashable, Sendable {
+        case daemon, kiosk
+    }
+
+    package var reader: Reader { rawValue.hasPrefix("kiosk.") ? .kiosk : .daemon }
 
     /// The key a flag overrides.
     package static func forFlag(_ flag: String) -> ConfigKey? { allCases.first { $0.flag == flag } }

@@ -5,6 +5,8 @@ import Logging
 enum ReloadClass: Hashable, Sendable {
     /// Logged as needing a restart; the running value stays.
     case restart
+    /// A `kiosk.*` key: the daemon ignores it; a kiosk reads it when it starts.
+    case kiosk
     /// Applied to the running daemon, by the parts it feeds.
     case live(ReloadEffect)
 }
@@ -283,6 +285,28 @@ extension ConfigKey {
         case .securityClockWindow:
             return Row(
                 \.security.clockWindow, flag: "--clock-window", reload: .live(.security), duration: .clockWindow)
+        case .kioskLanguages:
+            return Row(
+                \.kiosk.languages, reload: .kiosk, parse: P.languages, format: { "[" + $0.joined(separator: ",") + "]" }
+            )
+        case .kioskLanguagePeriod: return Row(\.kiosk.languagePeriod, reload: .kiosk, duration: .languagePeriod)
+        case .kioskLanguageDir: return Row(\.kiosk.languageDir, reload: .kiosk, path: P.path)
+        case .kioskExitDirection:
+            return Row(
+                \.kiosk.exit.direction, reload: .kiosk,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.exitDirection(value) },
+                format: { $0?.rawValue ?? "~" })
+        case .kioskExitName:
+            return Row(
+                \.kiosk.exit.name, reload: .kiosk,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.exitName(value) },
+                format: { $0 ?? "~" })
+        case .kioskExitDistance:
+            return Row(
+                \.kiosk.exit.distanceMetres, reload: .kiosk,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in
+                    try P.integer(value, in: 0...KioskExit.maxDistanceMetres)
+                }, format: { $0.map(String.init) ?? "~" })
         }
     }
 
@@ -291,7 +315,7 @@ extension ConfigKey {
 
     /// Whether a SIGHUP reload applies a change of this key to the running daemon.
     /// Other changes are logged as needing a restart, and the running value stays.
-    var isLiveReloadable: Bool { spec.reload != .restart }
+    var isLiveReloadable: Bool { spec.reload != .restart && spec.reload != .kiosk }
 
     /// The parts of the running daemon a reload feeds this key to; empty for restart-only keys.
     var reloadEffect: ReloadEffect {

@@ -44,7 +44,7 @@ extension DaemonConfiguration {
     /// `parse(path:)` and the SHA-256 of the bytes it parsed: the file is read once, and the one
     /// buffer is both hashed and parsed, so a file replaced in between cannot pair one file's
     /// settings with another's digest.
-    static func parseIdentified(path: String) throws(ConfigurationError)
+    static func parseIdentified(path: String, reader: ConfigKey.Reader = .daemon) throws(ConfigurationError)
         -> (configuration: DaemonConfiguration, sha256: SHA256Digest)
     {
         let bytes = try readFile(path)
@@ -56,13 +56,14 @@ extension DaemonConfiguration {
         } else {
             directory = "."
         }
-        return (try parse(yaml: text, file: path, relativeTo: directory), digest)
+        return (try parse(yaml: text, file: path, relativeTo: directory, reader: reader), digest)
     }
 
     /// Parses YAML text as a config file named `file`; `base` resolves relative paths.
-    static func parse(yaml: String, file: String, relativeTo base: String?) throws(ConfigurationError)
-        -> DaemonConfiguration
-    {
+    /// `reader`: whose keys are read (the kiosk reads only `kiosk.*`, `KioskSettings.load`).
+    static func parse(
+        yaml: String, file: String, relativeTo base: String?, reader: ConfigKey.Reader = .daemon
+    ) throws(ConfigurationError) -> DaemonConfiguration {
         if let problem = YAMLBounds.anchorOrAlias(in: yaml, file: file) { throw ConfigurationError(problem) }
         let root: Node?
         do {
@@ -71,7 +72,7 @@ extension DaemonConfiguration {
             throw ConfigurationError(yamlProblem(error, file: file, text: yaml))
         }
         if let root, let problem = YAMLBounds.check(root, file: file) { throw ConfigurationError(problem) }
-        var walker = ConfigurationWalker(file: file, base: base)
+        var walker = ConfigurationWalker(file: file, base: base, reader: reader)
         if let root {
             switch root {
             case .mapping(let mapping):
@@ -175,14 +176,17 @@ extension RawConfigValue {
 struct ConfigurationWalker {
     let file: String
     let base: String?
+    /// Whose keys are set; the other program's are skipped.
+    let reader: ConfigKey.Reader
     var configuration = DaemonConfiguration()
     var problems: [ConfigurationProblem] = []
     /// Keys and sections set so far, with the line of their first setting.
     private var seen: [String: Int?] = [:]
 
-    init(file: String, base: String?) {
+    init(file: String, base: String?, reader: ConfigKey.Reader = .daemon) {
         self.file = file
         self.base = base
+        self.reader = reader
     }
 
     mutating func walk(_ mapping: Node.Mapping, prefix: String) {
@@ -201,7 +205,9 @@ struct ConfigurationWalker {
                 problems.append(problem)
                 continue
             }
-            if let key = ConfigKey(rawValue: path) {
+            if let key = ConfigKey(rawValue: path), key.reader != reader {
+                continue // the other program's key: known by name, its value that program's to check
+            } else if let key = ConfigKey(rawValue: path) {
                 configuration.origins[key] = .file(path: file, line: line, column: column)
                 let value = RawConfigValue(node: valueNode)
                 do throws(ConfigValueProblem) {
@@ -215,7 +221,7 @@ struct ConfigurationWalker {
                             column: placed ? error.column : column,
                             reason: error.reason))
                 }
-            } else if prefix.isEmpty && ConfigKey.sections.contains(path) {
+            } else if ConfigKey.sections.contains(path) {
                 switch valueNode {
                 case .mapping(let section): walk(section, prefix: path)
                 case _ where RawConfigValue(node: valueNode).isNull: break

@@ -1,4 +1,5 @@
 import BLEPayload
+import BeacondClient
 import CircuitState
 import Logging
 
@@ -201,6 +202,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     /// The daemon's own transmitter (docs/beacon.md); off without `beacon.zone`.
     package var beacon = Beacon()
     package var security = Security()
+    /// The `kiosk.*` keys: read by `beacond kiosk --config`, accepted and ignored by the daemon.
+    package var kiosk = KioskSettings()
     /// Where each key's value came from, for messages. Not part of equality.
     var origins = KeyOrigins()
 

@@ -64,6 +64,8 @@ package final class TrackStateHub: @unchecked Sendable {
         /// The shown zone's name: a rename is a new publication.
         var zoneName: String?
         var remoteMessage: String?
+        /// Race control's route out: kiosks show it during an evacuation, so a new one is published.
+        var remoteRoute: String?
         var remoteFresh: Bool?
         var remoteLatched: Bool?
         var scanner: ScannerStatus
@@ -282,7 +284,8 @@ package final class TrackStateHub: @unchecked Sendable {
         latest = state
         let key = PublicationKey(
             decision: state.decision, beaconKey: state.source == .beacon ? state.override?.key : nil,
-            zoneName: zoneNames[state.zone], remoteMessage: state.remote?.message, remoteFresh: state.remote?.isFresh,
+            zoneName: zoneNames[state.zone], remoteMessage: state.remote?.message,
+            remoteRoute: state.remote?.evacuationRoute, remoteFresh: state.remote?.isFresh,
             remoteLatched: state.remote?.isLatched, scanner: scanner)
         guard key != lastPublicationKey else { return }
         lastPublicationKey = key

@@ -64,7 +64,7 @@ enum RemoteStateDocument {
             id: cut(snapshot.id), globalMode: cut(snapshot.globalMode), mode: cut(snapshot.mode),
             message: cut(snapshot.message, maxMessageBytes), temperature: finite(snapshot.temperature),
             humidity: finite(snapshot.humidity), wind: cut(snapshot.wind), forecast: cut(snapshot.forecast),
-            lastUpdated: cut(snapshot.lastUpdated))
+            lastUpdated: cut(snapshot.lastUpdated), evacuationRoute: cut(snapshot.evacuationRoute, maxMessageBytes))
     }
 
     /// The longest prefix of `text` of at most `cap` UTF-8 bytes that ends on a scalar boundary.

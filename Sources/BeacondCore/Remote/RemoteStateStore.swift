@@ -89,7 +89,8 @@ final class RemoteStateStore: Sendable {
         let snapshot = RemoteSnapshot(
             id: field, globalMode: field, mode: field,
             message: String(repeating: "\u{1}", count: RemoteStateDocument.maxMessageBytes),
-            temperature: longestDouble, humidity: longestDouble, wind: field, forecast: field, lastUpdated: field)
+            temperature: longestDouble, humidity: longestDouble, wind: field, forecast: field, lastUpdated: field,
+            evacuationRoute: String(repeating: "\u{1}", count: RemoteStateDocument.maxMessageBytes))
         return PersistedRemoteState(snapshot: snapshot, fetchedWallMicros: .max, latchedSnapshot: snapshot)
     }
 
@@ -224,6 +225,7 @@ final class RemoteStateStore: Sendable {
         writer.key("wind"); writer.string(orNull: capped.wind)
         writer.key("forecast"); writer.string(orNull: capped.forecast)
         writer.key("last_updated"); writer.string(orNull: capped.lastUpdated)
+        writer.key("evacuation_route"); writer.string(orNull: capped.evacuationRoute)
         writer.endObject()
     }
 

@@ -41,6 +41,7 @@ struct VenueStateRow: Decodable {
         case id, mode, message, temperature, humidity, wind, forecast
         case globalMode = "global_mode"
         case lastUpdated = "last_updated"
+        case evacuationRoute = "evacuation_route"
     }
 
     /// The field `key` reads as: its `RemoteModeName` skeleton without `_`, compared with each
@@ -90,7 +91,8 @@ struct VenueStateRow: Decodable {
             id: try text(.id), globalMode: try name(.globalMode), mode: try name(.mode),
             message: try text(.message, cap: RemoteStateDocument.maxMessageBytes),
             temperature: try measurement(.temperature), humidity: try measurement(.humidity),
-            wind: try text(.wind), forecast: try text(.forecast), lastUpdated: try text(.lastUpdated))
+            wind: try text(.wind), forecast: try text(.forecast), lastUpdated: try text(.lastUpdated),
+            evacuationRoute: try text(.evacuationRoute, cap: RemoteStateDocument.maxMessageBytes))
         let held = [CodingKeys.globalMode, .mode].compactMap { key -> String? in
             guard let written = (try? row.decodeIfPresent(VenueModeName.self, forKey: key))?.written else {
                 return nil

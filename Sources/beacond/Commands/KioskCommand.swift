@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeacondClient
+import BeacondCore
 import Foundation
 
 extension TerminalCapabilities.Choice: ExpressibleByArgument {}
@@ -24,12 +25,26 @@ struct KioskCommand: AsyncParsableCommand {
 
             --once prints one frame of the state now as plain text and exits: at the terminal's \
             size, else COLUMNS x LINES from the environment, else 80x24. It exits 1 (after \
-            printing the NO SIGNAL frame) when no daemon answers. See \(DocumentationPath.named("kiosk.md")).
+            printing the NO SIGNAL frame) when no daemon answers.
+
+            Languages and the evacuation exit come from the kiosk.* keys of --config (default \
+            /etc/beacond/beacond.yaml when it exists; the daemon's keys in it are accepted and not \
+            read): kiosk.languages cycles the words through several languages, each for \
+            kiosk.language_period; kiosk.exit.direction, kiosk.exit.name and kiosk.exit.distance_m \
+            draw an arrow to the exit during an evacuation. A bad kiosk key exits 78. See \
+            \(DocumentationPath.named("kiosk.md")).
             """
     )
 
     @Option(help: ArgumentHelp("The daemon's socket.", valueName: "path"))
     var socket = TrackStateClient.defaultPath
+
+    @Option(
+        help: ArgumentHelp(
+            "Config file (YAML) whose kiosk.* keys set the languages and the exit "
+                + "(default: /etc/beacond/beacond.yaml when it exists).",
+            valueName: "file"))
+    var config: String?
 
     @Flag(help: "Do not flash the evacuation flag (it stays red).")
     var steady = false
@@ -49,20 +64,23 @@ struct KioskCommand: AsyncParsableCommand {
     @OptionGroup var web: WebKioskOptions
 
     func run() async throws {
+        let presentation = try loadPresentation()
         if web.web != nil {
-            try await web.runWebKiosk(socket: socket, steady: steady)
+            try await web.runWebKiosk(socket: socket, steady: steady, presentation: presentation)
             return
         }
         if once {
             let size = TerminalKiosk.snapshotSize(
                 output: STDOUT_FILENO, environment: ProcessInfo.processInfo.environment)
-            let frame = TerminalKiosk.snapshot(socket: socket, columns: size.columns, rows: size.rows)
+            let frame = TerminalKiosk.snapshot(
+                socket: socket, columns: size.columns, rows: size.rows, presentation: presentation)
             FileHandle.standardOutput.write(Data(frame.rows.map { $0 + "\n" }.joined().utf8))
             if !frame.answered { throw ExitCode(1) }
             return
         }
         let capabilities = TerminalCapabilities.detect(environment: ProcessInfo.processInfo.environment, choice: colors)
-        let ending = await TerminalKiosk.run(.init(socket: socket, steady: steady, capabilities: capabilities))
+        let ending = await TerminalKiosk.run(
+            .init(socket: socket, steady: steady, capabilities: capabilities, presentation: presentation))
         switch ending {
         case .signal:
             return
@@ -70,5 +88,26 @@ struct KioskCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("beacond kiosk: error: \(ending)\n".utf8))
             throw ExitCode(1)
         }
+    }
+
+    /// The `kiosk.*` settings of the config file and the catalogues they name. A bad key exits 78;
+    /// a problem in a catalogue is reported on stderr and costs only what it touches.
+    func loadPresentation() throws -> KioskPresentation {
+        var settings = KioskSettings()
+        if let path = config ?? DaemonConfiguration.defaultPathIfPresent() {
+            do throws(ConfigurationError) {
+                settings = try KioskSettings.load(path: path)
+            } catch {
+                FileHandle.standardError.write(Data("beacond kiosk: \(error)\n".utf8))
+                throw ExitCode(error.exitCode)
+            }
+        }
+        let loaded = KioskCatalogueFiles.load(
+            languages: settings.languages,
+            directories: [KioskCatalogueFiles.shippedDirectory(), settings.languageDir])
+        for problem in loaded.problems {
+            FileHandle.standardError.write(Data("beacond kiosk: language catalogue: \(problem)\n".utf8))
+        }
+        return KioskPresentation(catalogues: loaded.catalogues, period: settings.languagePeriod, exit: settings.exit)
     }
 }

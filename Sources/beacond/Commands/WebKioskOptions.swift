@@ -37,9 +37,12 @@ struct WebKioskOptions: ParsableArguments {
     }
 
     /// The web kiosk's configuration, or nil without --web.
-    func configuration(socket: String, steady: Bool) -> WebKiosk.Configuration? {
+    func configuration(
+        socket: String, steady: Bool, presentation: KioskPresentation = KioskPresentation()
+    ) -> WebKiosk.Configuration? {
         guard let web else { return nil }
         var configuration = WebKiosk.Configuration(address: web, socketPath: socket)
+        configuration.presentation = presentation
         configuration.allowRemote = allowRemote
         configuration.steady = steady
         return configuration
@@ -47,8 +50,10 @@ struct WebKioskOptions: ParsableArguments {
 
     /// Serves the page until the process ends. Prints the URL on stdout once listening; a
     /// failure to listen exits 1, a refused address 64.
-    func runWebKiosk(socket: String, steady: Bool) async throws {
-        guard let configuration = configuration(socket: socket, steady: steady) else { return }
+    func runWebKiosk(socket: String, steady: Bool, presentation: KioskPresentation) async throws {
+        guard let configuration = configuration(socket: socket, steady: steady, presentation: presentation) else {
+            return
+        }
         do {
             try await WebKiosk.run(configuration: configuration) { url in
                 FileHandle.standardOutput.write(Data("beacond kiosk: serving \(url) (daemon socket \(socket))\n".utf8))

@@ -6,6 +6,7 @@ import struct
 import sys
 import zlib
 from collections import Counter
+from itertools import accumulate
 
 
 def decode(path):
@@ -29,27 +30,38 @@ def decode(path):
     channels = 3 if colour == 2 else 4
     stride = width * channels
     raw = zlib.decompress(idat)
-    rows, previous, position = [], bytearray(stride), 0
+    rows, previous, position = [], bytes(stride), 0
+    low = int.from_bytes(b"\x7f" * stride, "big")
+    high = int.from_bytes(b"\x80" * stride, "big")
     for _ in range(height):
         kind = raw[position]
-        line = bytearray(raw[position + 1:position + 1 + stride])
+        line = raw[position + 1:position + 1 + stride]
         position += 1 + stride
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up = previous[i]
-            upper_left = previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
+        if kind == 2:
+            # Up: bytewise addition modulo 256 of two whole rows at once, without carries between
+            # bytes (the high bits are added by exclusive or).
+            a, b = int.from_bytes(line, "big"), int.from_bytes(previous, "big")
+            line = (((a & low) + (b & low)) ^ ((a ^ b) & high)).to_bytes(stride, "big")
+        elif kind == 1:
+            out = bytearray(line)
+            for c in range(channels):
+                out[c::channels] = bytes(v & 0xFF for v in accumulate(line[c::channels]))
+            line = bytes(out)
+        elif kind in (3, 4):
+            out = bytearray(line)
+            for i in range(stride):
+                left = out[i - channels] if i >= channels else 0
+                up = previous[i]
+                if kind == 3:
+                    out[i] = (out[i] + (left + up) // 2) & 0xFF
+                    continue
+                upper_left = previous[i - channels] if i >= channels else 0
                 p = left + up - upper_left
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - upper_left)
                 predictor = left if pa <= pb and pa <= pc else (up if pb <= pc else upper_left)
-                line[i] = (line[i] + predictor) & 0xFF
-        rows.append(bytes(line))
+                out[i] = (out[i] + predictor) & 0xFF
+            line = bytes(out)
+        rows.append(line)
         previous = line
     return width, height, channels, rows
 
@@ -58,8 +70,7 @@ def main():
     width, height, channels, rows = decode(sys.argv[1])
     counts = Counter()
     for row in rows:
-        for x in range(0, width * channels, channels):
-            counts[row[x:x + 3]] += 1
+        counts.update(zip(row[0::channels], row[1::channels], row[2::channels]))
     colour, count = counts.most_common(1)[0]
     print("#%02x%02x%02x %.4f" % (colour[0], colour[1], colour[2], count / (width * height)))
 

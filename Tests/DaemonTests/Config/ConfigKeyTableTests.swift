@@ -84,13 +84,31 @@ import Testing
               key_file: \(token)
               unsigned: reject
               clock_window: 12
+            kiosk:
+              languages: [es, en]
+              language_period: 6
+              language_dir: /tmp/languages
+              exit:
+                direction: up_right
+                name: "Puerta 3 / Gate 3"
+                distance_m: 120
 
             """
     }
 
+    /// `everyKeyFile` as the daemon reads it, with the `kiosk.*` keys as a kiosk reads them: each
+    /// program sets only its own keys.
+    static func everyKeyConfiguration(_ scratch: ConfigScratch) throws -> DaemonConfiguration {
+        let path = scratch.write("every.yaml", everyKeyFile(scratch))
+        var configuration = try DaemonConfiguration.load(path: path)
+        #expect(configuration.kiosk == KioskSettings(), "the daemon reads no kiosk key")
+        configuration.kiosk = try KioskSettings.load(path: path)
+        return configuration
+    }
+
     @Test func everyKeyIsInTheFileAndDiffersFromItsDefault() throws {
         let scratch = ConfigScratch()
-        let configuration = try scratch.load(Self.everyKeyFile(scratch))
+        let configuration = try Self.everyKeyConfiguration(scratch)
         let defaults = DaemonConfiguration()
         for key in ConfigKey.allCases {
             #expect(configuration.describe(key) != defaults.describe(key), "\(key.rawValue)")
@@ -100,7 +118,7 @@ import Testing
     /// Each row's `copy` moves its own field and no other, and `describe` reads that same field.
     @Test func copyMovesExactlyItsKey() throws {
         let scratch = ConfigScratch()
-        let other = try scratch.load(Self.everyKeyFile(scratch))
+        let other = try Self.everyKeyConfiguration(scratch)
         let defaults = DaemonConfiguration()
         for key in ConfigKey.allCases {
             var copied = DaemonConfiguration()
@@ -115,7 +133,7 @@ import Testing
     /// What `describe` writes, the key's parser reads back to the same value: defaults and set values.
     @Test func describeRoundTripsThroughTheParser() throws {
         let scratch = ConfigScratch()
-        for source in [DaemonConfiguration(), try scratch.load(Self.everyKeyFile(scratch))] {
+        for source in [DaemonConfiguration(), try Self.everyKeyConfiguration(scratch)] {
             for key in ConfigKey.allCases {
                 let text = source.describe(key)
                 // Lists are described `[1,3]`; as flag text they are `1,3`.

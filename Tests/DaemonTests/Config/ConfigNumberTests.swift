@@ -44,7 +44,16 @@ import Testing
             let yaml =
                 parts.count == 2
                 ? "\(parts[0]):\n  \(parts[1]): 9223372036854.775808\n" : "\(key.rawValue): 9223372036854.775808\n"
-            let problems = scratch.problems(yaml)
+            var problems: [ConfigurationProblem] = []
+            if key.reader == .daemon {
+                problems = scratch.problems(yaml)
+            } else {
+                do {
+                    _ = try KioskSettings.load(path: scratch.write("beacond.yaml", yaml))
+                } catch {
+                    problems = error.problems
+                }
+            }
             #expect(problems.count == 1)
             let problem = problems.first
             #expect(problem?.key == key.rawValue)
@@ -66,7 +75,8 @@ import Testing
         #expect(DurationRange.blueZRefresh.text == "0 (off) or between 1 and 3600 seconds")
         #expect(DurationRange.beaconInterval.text == "between 0.02 and 10.24 seconds")
         #expect(DurationRange.clockWindow.text == "between 1 and 3600 seconds")
-        #expect(Self.durationKeys.count == 9)
+        #expect(DurationRange.languagePeriod.text == "between 1 and 60 seconds")
+        #expect(Self.durationKeys.count == 10)
     }
 
     @Test func durationBoundsAreInclusive() throws {

@@ -167,4 +167,23 @@ final class RecordingSubscriber: TrackStateSubscriber {
         #expect(last.beaconsHeard == 1)
         #expect(hub.counters.published == 2)
     }
+
+    /// Issue 31: race control's route out is on the kiosks' evacuation screen, so a new route is a
+    /// new publication, and the same route again is not.
+    @Test func aNewEvacuationRouteIsPublished() throws {
+        let loop = EmbeddedEventLoop()
+        let clock = ManualClock(1_000 * Self.second)
+        let hub = TrackStateHub(testingOn: loop, clock: clock)
+        var publications: [Publication] = []
+        hub.connect([PublicationRecorder { publications.append($0) }])
+        hub.start(checkClockEvery: nil)
+        defer { hub.stop() }
+        hub.remoteFetched(RemoteSnapshot(globalMode: "EVACUATION"))
+        clock.time += Self.second
+        hub.remoteFetched(RemoteSnapshot(globalMode: "EVACUATION", evacuationRoute: "Puerta 3"))
+        clock.time += Self.second
+        hub.remoteFetched(RemoteSnapshot(globalMode: "EVACUATION", evacuationRoute: "Puerta 3"))
+        #expect(publications.map(\.message.mode) == ["unknown", "evacuation", "evacuation"])
+        #expect(publications.map { $0.message.remote?.evacuationRoute } == [nil, nil, "Puerta 3"])
+    }
 }

@@ -57,6 +57,7 @@ import Testing
             remote: KioskSamples.remote(fresh: false, age: 62, message: "Debris at turn 4"), ageMicros: 3_000_000)
         let view = KioskView(link: .connected(state), now: KioskSamples.now)
         #expect(view.flag == .red)
+        #expect(view.status == "RED FLAG — STALE" && view.headline == "RED FLAG")
         #expect(
             view.details == [
                 "Whole circuit", "Source: race control", "Race control: Debris at turn 4",
@@ -133,8 +134,14 @@ import Testing
             }
         }
         #expect(BlockFont.rows("SC", xScale: 1, yScale: 1)?.first == " ████  ████")
-        #expect(!BlockFont.canDraw("GREEN!") && !BlockFont.canDraw(""))
-        #expect(BlockFont.rows("Q", xScale: 1, yScale: 1) == nil && BlockFont.rows("A", xScale: 0, yScale: 1) == nil)
+        #expect(!BlockFont.canDraw("GREEN€") && !BlockFont.canDraw("green") && !BlockFont.canDraw(""))
+        #expect(BlockFont.rows("€", xScale: 1, yScale: 1) == nil && BlockFont.rows("A", xScale: 0, yScale: 1) == nil)
+        // No two glyphs look alike.
+        var shapes: [[String]: Character] = [:]
+        for (character, glyph) in BlockFont.glyphs {
+            #expect(shapes[glyph] == nil, "\(character) looks like \(shapes[glyph].map { String($0) } ?? "")")
+            shapes[glyph] = character
+        }
     }
 
     @Test func theKioskCommandBlocksItsSignalsIncludingSIGWINCH() {

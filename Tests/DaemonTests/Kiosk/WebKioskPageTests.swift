@@ -12,6 +12,9 @@ struct WebKioskPageTests {
         // If this fails after editing WebKioskAssets, put the computed value in the constant.
         #expect(WebKioskAssets.scriptHash == "sha256-\(try opensslSHA256Base64(WebKioskAssets.script))")
         #expect(WebKioskAssets.styleHash == "sha256-\(try opensslSHA256Base64(WebKioskAssets.style))")
+        #expect(
+            WebKioskAssets.previewScriptHash == "sha256-\(try opensslSHA256Base64(WebKioskAssets.previewScript))")
+        #expect(WebKioskAssets.previewStyleHash == "sha256-\(try opensslSHA256Base64(WebKioskAssets.previewStyle))")
         // The pipeline itself, on FIPS 180-4's "abc" example.
         #expect(try opensslSHA256Base64("abc") == "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=")
     }

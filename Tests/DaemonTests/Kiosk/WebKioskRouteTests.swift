@@ -75,8 +75,11 @@ import Testing
             #expect(
                 Set(stateView.keys) == [
                     "flag", "headline", "status", "details", "flashes", "background", "foreground", "flash_background",
-                    "flash_foreground",
+                    "flash_foreground", "arrow", "arrow_deg", "period_ms", "languages",
                 ])
+            let languages = try #require(stateView["languages"] as? [[String: Any]])
+            #expect(languages.count == 1 && languages[0]["lang"] as? String == "en")
+            #expect(languages[0]["headline"] as? String == "RED FLAG" && stateView["arrow"] is NSNull)
 
             // HEAD: the same headers and length, no body.
             let head = try web.get("/state", method: "HEAD")

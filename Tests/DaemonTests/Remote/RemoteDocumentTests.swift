@@ -37,6 +37,41 @@ import Testing
         #expect(try parse(#"{"id": 7, "last_updated": 1747396810}"#).id == "7")
     }
 
+    /// Issue 31: race control's `evacuation_route` (GeoRacing's architecture document names it), cut
+    /// like `message`, carried to every client in `remote`; absent when the row has none.
+    @Test func theEvacuationRouteIsReadCutAndPublished() throws {
+        let route = try parse(#"{"global_mode":"EVACUATION","evacuation_route":"Salida por la puerta 3"}"#)
+        #expect(route.evacuationRoute == "Salida por la puerta 3")
+        #expect(try parse(#"{"EvacuationRoute":"x"}"#).evacuationRoute == "x", "spelt as race control's tools do")
+        #expect(try parse(#"{"evacuation_route":7}"#).evacuationRoute == "7")
+        #expect(try parse(#"{"evacuation_route":null}"#).evacuationRoute == nil)
+        let long = String(repeating: "é", count: 600)
+        let cut = try parse(#"{"evacuation_route":"\#(long)"}"#).evacuationRoute
+        #expect(cut?.utf8.count == RemoteStateDocument.maxMessageBytes)
+        var status = RemoteStatus(
+            mode: .evacuation, reportedMode: .evacuation, snapshot: route, lastSuccessAt: 0, age: 0, isFresh: true,
+            isLatched: false, lastFailureAt: nil, lastFailureReason: nil)
+        let report = RemoteReport(status)
+        #expect(report.evacuationRoute == "Salida por la puerta 3")
+        var writer = JSONWriter()
+        report.render(into: &writer)
+        let json = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(json.hasSuffix(#","evacuation_route":"Salida por la puerta 3"}"#))
+        let decoded = try JSONDecoder().decode(RemoteReport.self, from: Data(writer.bytes))
+        #expect(decoded == report)
+        // A latched evacuation keeps its own route when a later fetch has none.
+        status.isLatched = true
+        status.latchedSnapshot = route
+        status.snapshot = RemoteSnapshot(globalMode: "GREEN")
+        #expect(RemoteReport(status).evacuationRoute == "Salida por la puerta 3")
+        status.isLatched = false
+        let none = RemoteReport(status)
+        #expect(none.evacuationRoute == nil)
+        var plain = JSONWriter()
+        none.render(into: &plain)
+        #expect(!String(decoding: plain.bytes, as: UTF8.self).contains("evacuation_route"))
+    }
+
     @Test func anOutOfRangeNumberInAnUnusedFieldKeepsTheDocument() throws {
         let snapshot = try parse(#"{"global_mode":"RED_FLAG","temperature":1e400,"humidity":-1e400,"wind":1e999}"#)
         #expect(snapshot.trackMode == .redFlag)

@@ -21,7 +21,7 @@ import Testing
 
         let green = RemoteSnapshot(
             id: "10", globalMode: "", mode: "GREEN", message: "café ✓", temperature: -3.75,
-            humidity: .nan, wind: "N", forecast: "rain", lastUpdated: "x")
+            humidity: .nan, wind: "N", forecast: "rain", lastUpdated: "x", evacuationRoute: "Puerta 3 → parking")
         let state = PersistedRemoteState(
             snapshot: green, fetchedWallMicros: Self.fetchedAt,
             latchedSnapshot: Self.evacuation)

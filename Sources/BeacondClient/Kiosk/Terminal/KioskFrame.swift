@@ -32,29 +32,96 @@ package enum KioskFrame {
     }
 
     /// The screen's rows as text, each exactly `columns` cells wide (sizes clamped to 0 and to the
-    /// maximums): the headline and details centred, the status on the last row.
+    /// maximums): the headline, the evacuation's guidance and the details centred, the status on
+    /// the last row. An evacuation with a configured exit draws its arrow on the left, as large as
+    /// the screen allows, with the words beside it, or, when the headline's block letters do not
+    /// fit beside it, the headline across the top and a smaller arrow below it. Where no block
+    /// arrow fits, the guidance starts with the arrow's character.
     package static func lines(_ view: KioskView, columns: Int, rows: Int) -> [String] {
         let columns = min(max(columns, 0), maxColumns)
         let rows = min(max(rows, 0), maxRows)
         guard rows > 0 else { return [] }
-        var content = Array(repeating: "", count: rows)
-        content[rows - 1] = view.status
         let body = rows - 1
-        let details = view.details.map { KioskText.stripped($0, limit: KioskView.detailLimit) }.filter { !$0.isEmpty }
+        let status = KioskCells.centred(view.status, columns: columns)
+        var view = view
+        guard let direction = view.arrow else {
+            return textColumn(view, columns: columns, body: body) + [status]
+        }
+        guard let arrow = arrowBlock(direction, columns: columns, body: body) else {
+            if !view.guidance.isEmpty { view.guidance[0] = direction.character + " " + view.guidance[0] }
+            return textColumn(view, columns: columns, body: body) + [status]
+        }
+        let lineCount = view.guidance.count + view.details.count
+        let beside = blockHeadline(
+            view.headline, columns: columns - (arrow.first?.count ?? 0) - 2 * arrowMargin, body: body,
+            detailCount: lineCount)
+        let aboveRoom = body - BlockArrow.size - 1
+        if beside == nil, aboveRoom >= BlockFont.height,
+            let above = blockHeadline(view.headline, columns: columns, body: aboveRoom, detailCount: 0),
+            let lower = arrowBlock(direction, columns: columns, body: body - above.count - 1)
+        {
+            var text = view
+            text.headline = ""
+            let top = above.map { KioskCells.centred($0, columns: columns) }
+            let rest = arrowBeside(lower, text, columns: columns, body: body - above.count - 1)
+            return top + [KioskCells.centred("", columns: columns)] + rest + [status]
+        }
+        return arrowBeside(arrow, view, columns: columns, body: body) + [status]
+    }
+
+    /// Cells on each side of the arrow.
+    static let arrowMargin = 2
+
+    /// `body` rows: `arrow` on the left, centred in height, and the view's words beside it.
+    static func arrowBeside(_ arrow: [String], _ view: KioskView, columns: Int, body: Int) -> [String] {
+        let arrowWidth = arrow.first?.count ?? 0
+        let margin = String(repeating: " ", count: arrowMargin)
+        let text = textColumn(view, columns: columns - arrowWidth - 2 * arrowMargin, body: body)
+        let top = (body - arrow.count) / 2
+        let blank = String(repeating: " ", count: arrowWidth)
+        return text.enumerated().map { index, line in
+            margin + (index >= top && index - top < arrow.count ? arrow[index - top] : blank) + margin + line
+        }
+    }
+
+    /// The arrow at the largest scale that fits in the body's height and under half its width,
+    /// leaving at least `minTextColumns` for the words; nil when even the smallest does not fit.
+    static func arrowBlock(_ direction: BlockArrow.Direction, columns: Int, body: Int) -> [String]? {
+        let maxWidth = columns * 45 / 100
+        guard columns - maxWidth >= minTextColumns else { return nil }
+        for yScale in stride(from: body / BlockArrow.size, through: 1, by: -1) {
+            for xScale in stride(from: 2 * yScale, through: yScale, by: -1) where BlockArrow.size * xScale <= maxWidth {
+                return BlockArrow.rows(direction, xScale: xScale, yScale: yScale)
+            }
+        }
+        return nil
+    }
+
+    /// The fewest columns the words beside an arrow get.
+    static let minTextColumns = 24
+
+    /// `body` rows of `columns` cells: the headline (block letters when they fit, on two lines when
+    /// one is too wide, else text), then the guidance and details, centred.
+    static func textColumn(_ view: KioskView, columns: Int, body: Int) -> [String] {
+        guard body > 0 else { return [] }
+        var content = Array(repeating: "", count: body)
+        let lines = (view.guidance + view.details).map { KioskText.stripped($0, limit: KioskView.detailLimit) }
+            .filter { !$0.isEmpty }
         let headline =
-            blockHeadline(view.headline, columns: columns, body: body, detailCount: details.count)
-            ?? (body > 0 ? [view.headline] : [])
+            view.headline.isEmpty
+            ? []
+            : blockHeadline(view.headline, columns: columns, body: body, detailCount: lines.count) ?? [view.headline]
         let room = body - headline.count
-        let shown = room >= 2 ? min(details.count, room - 1) : 0
-        let height = headline.count + (shown > 0 ? 1 + shown : 0)
+        let shown = headline.isEmpty ? min(lines.count, room) : room >= 2 ? min(lines.count, room - 1) : 0
+        let height = headline.count + (shown > 0 ? (headline.isEmpty ? 0 : 1) + shown : 0)
         var row = max(0, (body - height) / 2)
-        for line in headline {
+        for line in headline.prefix(body) {
             content[row] = line
             row += 1
         }
         if shown > 0 {
-            row += 1
-            for line in details.prefix(shown) {
+            if !headline.isEmpty { row += 1 }
+            for line in lines.prefix(shown) {
                 content[row] = line
                 row += 1
             }
@@ -63,16 +130,36 @@ package enum KioskFrame {
     }
 
     /// The headline in block letters at the largest scale that leaves room for the details (at
-    /// scale 1 the letters win and the details take what is left); nil when none fits.
+    /// scale 1 the letters win and the details take what is left): on one line, else split at a
+    /// space onto two (the split with the shorter longest line); nil when none fits.
     static func blockHeadline(_ text: String, columns: Int, body: Int, detailCount: Int) -> [String]? {
         guard BlockFont.canDraw(text) else { return nil }
+        var layouts: [[String]] = [[text]]
+        let words = text.split(separator: " ")
+        if words.count > 1 {
+            let splits = (1..<words.count).map { cut in
+                [words[..<cut].joined(separator: " "), words[cut...].joined(separator: " ")]
+            }
+            if let best = splits.min(by: { ($0.map(\.count).max() ?? 0) < ($1.map(\.count).max() ?? 0) }) {
+                layouts.append(best)
+            }
+        }
         for yScale in stride(from: maxScale, through: 1, by: -1) {
-            let detailRows = yScale == 1 || detailCount == 0 ? 0 : 1 + detailCount
-            guard BlockFont.height * yScale + detailRows <= body else { continue }
-            // Terminal cells are about twice as tall as wide: up to two columns per pixel row.
-            for xScale in stride(from: 2 * yScale, through: yScale, by: -1) {
-                guard let width = BlockFont.width(of: text, xScale: xScale), width + 2 <= columns else { continue }
-                return BlockFont.rows(text, xScale: xScale, yScale: yScale)
+            for layout in layouts {
+                let letters = layout.count * BlockFont.height * yScale + (layout.count - 1) * yScale
+                let detailRows = yScale == 1 || detailCount == 0 ? 0 : 1 + detailCount
+                guard letters + detailRows <= body else { continue }
+                // Terminal cells are about twice as tall as wide: up to two columns per pixel row.
+                for xScale in stride(from: 2 * yScale, through: yScale, by: -1) {
+                    let widths = layout.map { BlockFont.width(of: $0, xScale: xScale) ?? .max }
+                    guard (widths.max() ?? .max) + 2 <= columns else { continue }
+                    var rows: [String] = []
+                    for (index, line) in layout.enumerated() {
+                        if index > 0 { rows += Array(repeating: "", count: yScale) }
+                        rows += BlockFont.rows(line, xScale: xScale, yScale: yScale) ?? []
+                    }
+                    return rows
+                }
             }
         }
         return nil

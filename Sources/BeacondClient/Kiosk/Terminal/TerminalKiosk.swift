@@ -21,11 +21,17 @@ package enum TerminalKiosk {
         /// No flash: the evacuation flag stays red.
         package var steady = false
         package var capabilities: TerminalCapabilities
+        /// The languages and the exit (`kiosk.*` of `--config`).
+        package var presentation: KioskPresentation
 
-        package init(socket: String, steady: Bool = false, capabilities: TerminalCapabilities) {
+        package init(
+            socket: String, steady: Bool = false, capabilities: TerminalCapabilities,
+            presentation: KioskPresentation = KioskPresentation()
+        ) {
             self.socket = socket
             self.steady = steady
             self.capabilities = capabilities
+            self.presentation = presentation
         }
     }
 
@@ -70,9 +76,12 @@ package enum TerminalKiosk {
             let loop = MultiThreadedEventLoopGroup.singleton.next()
             while !Task.isCancelled {
                 let period = shared.flashing.load(ordering: .relaxed) ? flashMicros : refreshMicros
-                // Sleep to the next whole period, so ticks fall on the flash's phase changes.
+                // Sleep to the next whole period, so ticks fall on the flash's phase changes, or to
+                // the next change of language when that comes first.
                 let now = MonotonicClock.micros()
-                let wait = period - now % period + 1_000
+                var wait = period - now % period + 1_000
+                let language = shared.nextLanguageChange.load(ordering: .relaxed)
+                if language > now { wait = min(wait, language - now + 1_000) }
                 try? await loop.wait(for: .microseconds(wait))
                 waker.yield(.tick)
             }
@@ -88,7 +97,7 @@ package enum TerminalKiosk {
         do throws(Ending) {
             do throws(KioskTerminal.WriteError) { try terminal.enter() } catch { throw .terminal(error) }
             do throws(PosixThread.StartError) { try feed.start() } catch { throw .feed(error) }
-            let painter = Painter(options: options, terminal: terminal)
+            var painter = Painter(options: options, terminal: terminal)
             try painter.draw(shared)
             for await wake in wakes {
                 if case .signal(let number) = wake, number != SIGWINCH { return .signal(number) }
@@ -101,13 +110,17 @@ package enum TerminalKiosk {
     }
 
     /// `kiosk --once`: one frame of the daemon's state now, as plain text rows (no escape
-    /// sequence), and whether the daemon answered (a NO SIGNAL frame when it did not).
-    package static func snapshot(socket: String, columns: Int, rows: Int) -> (rows: [String], answered: Bool) {
+    /// sequence), and whether the daemon answered (a NO SIGNAL frame when it did not). The words
+    /// are in the first language of `presentation`.
+    package static func snapshot(
+        socket: String, columns: Int, rows: Int, presentation: KioskPresentation = KioskPresentation()
+    ) -> (rows: [String], answered: Bool) {
         let now = MonotonicClock.wallMicros()
         var link = KioskView.Link.unreachable(since: now, reason: "")
         let event = TrackStateFeed.snapshot(path: socket)
         link.apply(event, now: now)
-        let view = KioskView(link: link, now: now)
+        let view = KioskView(
+            link: link, now: now, catalogue: presentation.catalogues[0], exit: presentation.exit)
         let lines = KioskFrame.lines(view, columns: columns, rows: rows).map { line in
             String(line.reversed().drop { $0 == " " }.reversed())
         }
@@ -136,6 +149,8 @@ package enum TerminalKiosk {
         let link: Mutex<LinkState>
         /// Whether the frame on screen flashes: the ticker then ticks every half period.
         let flashing = Atomic<Bool>(false)
+        /// When the language on screen next changes (monotonic µs); 0 for never.
+        let nextLanguageChange = Atomic<Int64>(0)
 
         init(link: LinkState) {
             self.link = Mutex(link)
@@ -155,16 +170,32 @@ package enum TerminalKiosk {
         }
     }
 
-    /// Draws frames: the view now, at the terminal's size now, in the flash phase now.
+    /// Draws frames: the view now, in the language now, at the terminal's size now, in the flash
+    /// phase now.
     struct Painter {
         let options: Options
         let terminal: KioskTerminal
+        var cycle: KioskLanguageCycle
 
-        func draw(_ shared: Shared) throws(Ending) {
-            let view = KioskView(link: shared.link.withLock { $0.link }, now: MonotonicClock.wallMicros())
+        init(options: Options, terminal: KioskTerminal) {
+            self.options = options
+            self.terminal = terminal
+            cycle = KioskLanguageCycle(
+                count: options.presentation.catalogues.count, period: options.presentation.period)
+        }
+
+        mutating func draw(_ shared: Shared) throws(Ending) {
+            let link = shared.link.withLock { $0.link }
+            let wall = MonotonicClock.wallMicros()
+            let monotonic = MonotonicClock.micros()
+            let flag = KioskView(link: link, now: wall).flag
+            let presentation = options.presentation
+            let catalogue = presentation.catalogues[cycle.index(flag: flag, now: monotonic)]
+            shared.nextLanguageChange.store(cycle.nextChange(after: monotonic) ?? 0, ordering: .relaxed)
+            let view = KioskView(link: link, now: wall, catalogue: catalogue, exit: presentation.exit)
             let flashes = view.flashes && !options.steady
             shared.flashing.store(flashes, ordering: .relaxed)
-            let alternate = flashes && (MonotonicClock.micros() / TerminalKiosk.flashMicros) % 2 == 1
+            let alternate = flashes && (monotonic / TerminalKiosk.flashMicros) % 2 == 1
             let size = terminal.size()
             let frame = KioskFrame.render(
                 view, columns: size.columns, rows: size.rows, capabilities: options.capabilities, alternate: alternate)

@@ -17,6 +17,8 @@ package enum WebKiosk {
         package var socketPath: String
         /// No evacuation flash (`--steady`).
         package var steady = false
+        /// The languages and the exit (`kiosk.*` of `--config`).
+        package var presentation = KioskPresentation()
         /// The most `/events` streams open at once, shared fairly per peer (`WebKioskHub.register`).
         package var maxClients = 64
         /// The most connections open at once (streams included), shared fairly per peer
@@ -95,7 +97,8 @@ package final class WebKioskServer: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hub = WebKioskHub(
             eventLoop: group.next(), maxStreams: configuration.maxClients, steady: configuration.steady,
-            socketPath: configuration.socketPath, refreshInterval: configuration.refreshInterval)
+            socketPath: configuration.socketPath, presentation: configuration.presentation,
+            refreshInterval: configuration.refreshInterval)
         self.hub = hub
         connections = SmallHTTPConnections(
             name: "web kiosk", eventLoop: hub.eventLoop, maxConnections: configuration.maxConnections,

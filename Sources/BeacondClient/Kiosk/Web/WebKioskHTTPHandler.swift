@@ -110,11 +110,27 @@ final class WebKioskHTTPHandler: SmallHTTPRequestHandler, FairShareMember {
         let isHead = head.method == .HEAD
         switch path {
         case "/":
-            let page = WebKioskPage.html(view: hub.view(), steady: hub.steady)
+            let page = WebKioskPage.html(view: hub.view(), lost: hub.lostView(), steady: hub.steady)
             respond(context, .ok, "text/html; charset=utf-8", page, isHead: isHead, keepAlive: keepAlive)
         case "/state":
             respond(
                 context, .ok, "application/json", hub.stateDocument(), isHead: isHead, keepAlive: keepAlive)
+        case "/preview":
+            let size = WebKioskPreview.Size(query: WebKioskPreview.query(of: head.uri))
+            respond(
+                context, .ok, "text/html; charset=utf-8", WebKioskPreview.page(hub.presentation, size: size),
+                isHead: isHead, keepAlive: keepAlive, policy: WebKioskAssets.previewPolicy)
+        case "/preview/frame":
+            let query = WebKioskPreview.query(of: head.uri)
+            guard let frame = WebKioskPreview.frame(hub.presentation, query: query, now: MonotonicClock.wallMicros())
+            else {
+                let text = Array("no such preview frame: ?lang= must name a configured language, ?flag= a flag\n".utf8)
+                return respond(
+                    context, .notFound, "text/plain; charset=utf-8", text, isHead: isHead, keepAlive: keepAlive)
+            }
+            respond(
+                context, .ok, "text/html; charset=utf-8", frame, isHead: isHead, keepAlive: keepAlive,
+                policy: WebKioskAssets.previewFramePolicy)
         case "/healthz":
             let (status, text) =
                 hub.reachable ? (HTTPResponseStatus.ok, "ok\n") : (.serviceUnavailable, "daemon unreachable\n")
@@ -155,9 +171,10 @@ final class WebKioskHTTPHandler: SmallHTTPRequestHandler, FairShareMember {
 
     private func respond(
         _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ contentType: String, _ body: [UInt8],
-        isHead: Bool, keepAlive: Bool, extra: [(String, String)] = []
+        isHead: Bool, keepAlive: Bool, extra: [(String, String)] = [],
+        policy: String = WebKioskAssets.contentSecurityPolicy
     ) {
-        var headers = Self.headers(contentType: contentType)
+        var headers = Self.headers(contentType: contentType, policy: policy)
         for (name, value) in extra { headers.add(name: name, value: value) }
         SmallHTTP.respond(context, status, headers: headers, body: body, isHead: isHead, keepAlive: keepAlive)
     }
@@ -170,10 +187,10 @@ final class WebKioskHTTPHandler: SmallHTTPRequestHandler, FairShareMember {
     }
 
     /// The headers every response carries.
-    static func headers(contentType: String) -> HTTPHeaders {
+    static func headers(contentType: String, policy: String = WebKioskAssets.contentSecurityPolicy) -> HTTPHeaders {
         [
             "Content-Type": contentType,
-            "Content-Security-Policy": WebKioskAssets.contentSecurityPolicy,
+            "Content-Security-Policy": policy,
             "X-Content-Type-Options": "nosniff",
             "Cache-Control": "no-store",
             "Referrer-Policy": "no-referrer",

@@ -28,6 +28,8 @@ final class WebKioskHub: @unchecked Sendable {
     let eventLoop: any EventLoop
     let maxStreams: Int
     let steady: Bool
+    /// The languages and the exit.
+    let presentation: KioskPresentation
     private let refreshInterval: TimeAmount
     private let wallClock: @Sendable () -> Int64
     private(set) var link: KioskView.Link
@@ -38,12 +40,13 @@ final class WebKioskHub: @unchecked Sendable {
 
     init(
         eventLoop: any EventLoop, maxStreams: Int, steady: Bool, socketPath: String,
-        refreshInterval: TimeAmount = .seconds(1),
+        presentation: KioskPresentation = KioskPresentation(), refreshInterval: TimeAmount = .seconds(1),
         wallClock: @escaping @Sendable () -> Int64 = MonotonicClock.wallMicros
     ) {
         self.eventLoop = eventLoop
         self.maxStreams = max(0, maxStreams)
         self.steady = steady
+        self.presentation = presentation
         self.refreshInterval = refreshInterval
         self.wallClock = wallClock
         link = .unreachable(since: wallClock(), reason: "connecting to the daemon at \(socketPath)")
@@ -78,9 +81,18 @@ final class WebKioskHub: @unchecked Sendable {
         return nil
     }
 
-    /// What the kiosk shows now.
+    /// What the kiosk shows now, in every language of the cycle (the page cycles through them).
     func view() -> WebKioskViewDocument {
-        WebKioskViewDocument(KioskView(link: link, now: wallClock()))
+        let now = wallClock()
+        let views = presentation.catalogues.map { catalogue in
+            KioskView(link: link, now: now, catalogue: catalogue, exit: presentation.exit)
+        }
+        return WebKioskViewDocument(views, period: presentation.period)
+    }
+
+    /// What the page shows when it loses its stream.
+    func lostView() -> WebKioskViewDocument {
+        WebKioskPage.lostView(presentation)
     }
 
     /// A feed event, on the loop: the link changes and the new view goes out at once.
