@@ -11,6 +11,12 @@ package struct KioskSettings: Hashable, Sendable {
     package var languageDir: String = "/etc/beacond/languages"
     /// The exit this kiosk points to in an evacuation (`kiosk.exit.*`): none unless configured.
     package var exit = KioskExit()
+    /// Announce every change of flag aloud (`kiosk.speak`, `--speak`).
+    package var speak = false
+    /// Microseconds between an evacuation's announcements (`kiosk.speak_repeat`).
+    package var speakRepeat: Int64 = 20_000_000
+    /// The ALSA device the voice plays on (`kiosk.audio_device`); nil: aplay's default.
+    package var audioDevice: String?
 
     package init() {}
 

@@ -63,6 +63,9 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case kioskExitDirection = "kiosk.exit.direction"
     case kioskExitName = "kiosk.exit.name"
     case kioskExitDistance = "kiosk.exit.distance_m"
+    case kioskSpeak = "kiosk.speak"
+    case kioskSpeakRepeat = "kiosk.speak_repeat"
+    case kioskAudioDevice = "kiosk.audio_device"
 
     package static func < (lhs: ConfigKey, rhs: ConfigKey) -> Bool {
         (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)

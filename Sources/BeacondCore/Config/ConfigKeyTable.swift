@@ -307,6 +307,13 @@ extension ConfigKey {
                 parse: Row.orNone { value, _ throws(ConfigValueProblem) in
                     try P.integer(value, in: 0...KioskExit.maxDistanceMetres)
                 }, format: { $0.map(String.init) ?? "~" })
+        case .kioskSpeak: return Row(\.kiosk.speak, reload: .kiosk, parse: P.bool, format: { String($0) })
+        case .kioskSpeakRepeat: return Row(\.kiosk.speakRepeat, reload: .kiosk, duration: .speakRepeat)
+        case .kioskAudioDevice:
+            return Row(
+                \.kiosk.audioDevice, reload: .kiosk,
+                parse: Row.orNone { value, _ throws(ConfigValueProblem) in try P.audioDevice(value) },
+                format: { $0 ?? "~" })
         }
     }
 

@@ -49,6 +49,19 @@ extension ConfigValueParser {
     }
 }
 
+extension ConfigValueParser {
+    /// `kiosk.audio_device`: an ALSA device name (`default`, `hw:1,0`, `plughw:CARD=USB,DEV=0`),
+    /// printable ASCII without spaces, at most 80 characters.
+    static func audioDevice(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
+        let text = try string(value, expected: "an ALSA device name")
+        guard text.utf8.count <= 80, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw ConfigValueProblem(
+                "\(quoted(text)) is not an ALSA device name like default, hw:1,0 or plughw:CARD=USB,DEV=0", at: value)
+        }
+        return text
+    }
+}
+
 extension KioskSettings {
     /// The `kiosk.*` keys of the config file at `path`; the daemon's keys are accepted by name and
     /// not checked (a kiosk may not read the daemon's key files). Unknown keys are errors, as for

@@ -88,6 +88,8 @@ package struct DurationRange: Hashable, Sendable {
     package static let beaconInterval = DurationRange(micros: 20_000...10_240_000)
     /// `kiosk.language_period`: a second to a minute.
     package static let languagePeriod = DurationRange(micros: second...60 * second)
+    /// `kiosk.speak_repeat`: a second to an hour.
+    package static let speakRepeat = DurationRange(micros: second...3_600 * second)
 
     /// `between 0.1 and 300 seconds` (`0 or between 1 and 86400 seconds`).
     var text: String {

@@ -52,6 +52,17 @@ struct KioskCommand: AsyncParsableCommand {
     @Flag(help: "Print one frame of the state now as plain text, and exit (1 when no daemon answers).")
     var once = false
 
+    @Flag(help: "Announce every change of flag aloud in each language, with espeak-ng and aplay (kiosk.speak).")
+    var speak = false
+
+    @Option(
+        name: .customLong("speak-to"),
+        help: ArgumentHelp(
+            "Speak into this folder instead of a sound card: each announcement as a WAV file, its words "
+                + "beside it as text (the folder is created if missing).",
+            valueName: "dir"))
+    var speakTo: String?
+
     @Option(
         help: ArgumentHelp(
             "Colours: auto (from COLORTERM, TERM and NO_COLOR), truecolor, 256, 16 or none (text only).",
@@ -64,9 +75,11 @@ struct KioskCommand: AsyncParsableCommand {
     @OptionGroup var web: WebKioskOptions
 
     func run() async throws {
-        let presentation = try loadPresentation()
+        let (settings, presentation) = try loadSettings()
+        let voice = once ? nil : try startVoice(settings, presentation)
+        defer { voice?.stop() }
         if web.web != nil {
-            try await web.runWebKiosk(socket: socket, steady: steady, presentation: presentation)
+            try await web.runWebKiosk(socket: socket, steady: steady, presentation: presentation, voice: voice)
             return
         }
         if once {
@@ -80,7 +93,8 @@ struct KioskCommand: AsyncParsableCommand {
         }
         let capabilities = TerminalCapabilities.detect(environment: ProcessInfo.processInfo.environment, choice: colors)
         let ending = await TerminalKiosk.run(
-            .init(socket: socket, steady: steady, capabilities: capabilities, presentation: presentation))
+            .init(
+                socket: socket, steady: steady, capabilities: capabilities, presentation: presentation, voice: voice))
         switch ending {
         case .signal:
             return
@@ -90,9 +104,32 @@ struct KioskCommand: AsyncParsableCommand {
         }
     }
 
+    /// The voice, when `--speak`, `--speak-to` or `kiosk.speak` asks for one; a folder that cannot
+    /// be created exits 1.
+    func startVoice(_ settings: KioskSettings, _ presentation: KioskPresentation) throws -> KioskVoice? {
+        let output: KioskSpeaker.Output
+        if let speakTo {
+            output = .directory(speakTo)
+        } else if speak || settings.speak {
+            output = .device(settings.audioDevice)
+        } else {
+            return nil
+        }
+        do {
+            let speaker = try KioskSpeaker(
+                configuration: .init(output: output, repeatEvery: settings.speakRepeat),
+                log: { line in FileHandle.standardError.write(Data("beacond kiosk: \(line)\n".utf8)) })
+            try speaker.start()
+            return KioskVoice(speaker: speaker, presentation: presentation)
+        } catch {
+            FileHandle.standardError.write(Data("beacond kiosk: error: the voice: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
     /// The `kiosk.*` settings of the config file and the catalogues they name. A bad key exits 78;
     /// a problem in a catalogue is reported on stderr and costs only what it touches.
-    func loadPresentation() throws -> KioskPresentation {
+    func loadSettings() throws -> (KioskSettings, KioskPresentation) {
         var settings = KioskSettings()
         if let path = config ?? DaemonConfiguration.defaultPathIfPresent() {
             do throws(ConfigurationError) {
@@ -108,6 +145,8 @@ struct KioskCommand: AsyncParsableCommand {
         for problem in loaded.problems {
             FileHandle.standardError.write(Data("beacond kiosk: language catalogue: \(problem)\n".utf8))
         }
-        return KioskPresentation(catalogues: loaded.catalogues, period: settings.languagePeriod, exit: settings.exit)
+        let presentation = KioskPresentation(
+            catalogues: loaded.catalogues, period: settings.languagePeriod, exit: settings.exit)
+        return (settings, presentation)
     }
 }

@@ -38,11 +38,12 @@ struct WebKioskOptions: ParsableArguments {
 
     /// The web kiosk's configuration, or nil without --web.
     func configuration(
-        socket: String, steady: Bool, presentation: KioskPresentation = KioskPresentation()
+        socket: String, steady: Bool, presentation: KioskPresentation = KioskPresentation(), voice: KioskVoice? = nil
     ) -> WebKiosk.Configuration? {
         guard let web else { return nil }
         var configuration = WebKiosk.Configuration(address: web, socketPath: socket)
         configuration.presentation = presentation
+        configuration.voice = voice
         configuration.allowRemote = allowRemote
         configuration.steady = steady
         return configuration
@@ -50,8 +51,13 @@ struct WebKioskOptions: ParsableArguments {
 
     /// Serves the page until the process ends. Prints the URL on stdout once listening; a
     /// failure to listen exits 1, a refused address 64.
-    func runWebKiosk(socket: String, steady: Bool, presentation: KioskPresentation) async throws {
-        guard let configuration = configuration(socket: socket, steady: steady, presentation: presentation) else {
+    func runWebKiosk(
+        socket: String, steady: Bool, presentation: KioskPresentation, voice: KioskVoice?
+    ) async throws {
+        guard
+            let configuration = configuration(
+                socket: socket, steady: steady, presentation: presentation, voice: voice)
+        else {
             return
         }
         do {

@@ -92,6 +92,9 @@ import Testing
                 direction: up_right
                 name: "Puerta 3 / Gate 3"
                 distance_m: 120
+              speak: true
+              speak_repeat: 30
+              audio_device: "plughw:CARD=USB,DEV=0"
 
             """
     }

@@ -76,7 +76,8 @@ import Testing
         #expect(DurationRange.beaconInterval.text == "between 0.02 and 10.24 seconds")
         #expect(DurationRange.clockWindow.text == "between 1 and 3600 seconds")
         #expect(DurationRange.languagePeriod.text == "between 1 and 60 seconds")
-        #expect(Self.durationKeys.count == 10)
+        #expect(DurationRange.speakRepeat.text == "between 1 and 3600 seconds")
+        #expect(Self.durationKeys.count == 11)
     }
 
     @Test func durationBoundsAreInclusive() throws {

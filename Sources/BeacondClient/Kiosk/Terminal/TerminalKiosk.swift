@@ -23,15 +23,18 @@ package enum TerminalKiosk {
         package var capabilities: TerminalCapabilities
         /// The languages and the exit (`kiosk.*` of `--config`).
         package var presentation: KioskPresentation
+        /// Says each change of flag aloud (`--speak`); nil: silent.
+        package var voice: KioskVoice?
 
         package init(
             socket: String, steady: Bool = false, capabilities: TerminalCapabilities,
-            presentation: KioskPresentation = KioskPresentation()
+            presentation: KioskPresentation = KioskPresentation(), voice: KioskVoice? = nil
         ) {
             self.socket = socket
             self.steady = steady
             self.capabilities = capabilities
             self.presentation = presentation
+            self.voice = voice
         }
     }
 
@@ -66,7 +69,11 @@ package enum TerminalKiosk {
         let start = LinkState(since: MonotonicClock.wallMicros(), reason: "connecting to \(options.socket)")
         let shared = Shared(link: start)
         let feed = TrackStateFeed(configuration: .init(path: options.socket)) { event in
-            shared.link.withLock { $0.apply(event, now: MonotonicClock.wallMicros()) }
+            let link = shared.link.withLock { state in
+                state.apply(event, now: MonotonicClock.wallMicros())
+                return state.link
+            }
+            options.voice?.follow(link)
             waker.yield(.link)
         }
         let signalTask = Task {

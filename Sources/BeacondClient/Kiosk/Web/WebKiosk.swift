@@ -19,6 +19,8 @@ package enum WebKiosk {
         package var steady = false
         /// The languages and the exit (`kiosk.*` of `--config`).
         package var presentation = KioskPresentation()
+        /// Says each change of flag aloud (`--speak`); nil: silent.
+        package var voice: KioskVoice?
         /// The most `/events` streams open at once, shared fairly per peer (`WebKioskHub.register`).
         package var maxClients = 64
         /// The most connections open at once (streams included), shared fairly per peer
@@ -97,7 +99,7 @@ package final class WebKioskServer: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hub = WebKioskHub(
             eventLoop: group.next(), maxStreams: configuration.maxClients, steady: configuration.steady,
-            socketPath: configuration.socketPath, presentation: configuration.presentation,
+            socketPath: configuration.socketPath, presentation: configuration.presentation, voice: configuration.voice,
             refreshInterval: configuration.refreshInterval)
         self.hub = hub
         connections = SmallHTTPConnections(

@@ -30,6 +30,8 @@ final class WebKioskHub: @unchecked Sendable {
     let steady: Bool
     /// The languages and the exit.
     let presentation: KioskPresentation
+    /// Told of every change of the link, to speak (`--speak`).
+    private let voice: KioskVoice?
     private let refreshInterval: TimeAmount
     private let wallClock: @Sendable () -> Int64
     private(set) var link: KioskView.Link
@@ -40,13 +42,15 @@ final class WebKioskHub: @unchecked Sendable {
 
     init(
         eventLoop: any EventLoop, maxStreams: Int, steady: Bool, socketPath: String,
-        presentation: KioskPresentation = KioskPresentation(), refreshInterval: TimeAmount = .seconds(1),
+        presentation: KioskPresentation = KioskPresentation(), voice: KioskVoice? = nil,
+        refreshInterval: TimeAmount = .seconds(1),
         wallClock: @escaping @Sendable () -> Int64 = MonotonicClock.wallMicros
     ) {
         self.eventLoop = eventLoop
         self.maxStreams = max(0, maxStreams)
         self.steady = steady
         self.presentation = presentation
+        self.voice = voice
         self.refreshInterval = refreshInterval
         self.wallClock = wallClock
         link = .unreachable(since: wallClock(), reason: "connecting to the daemon at \(socketPath)")
@@ -99,6 +103,7 @@ final class WebKioskHub: @unchecked Sendable {
     func apply(_ event: TrackStateFeed.Event) {
         eventLoop.preconditionInEventLoop()
         link.apply(event, now: wallClock())
+        voice?.follow(link)
         let current = view()
         if current != lastBroadcast { broadcast(current) }
     }
