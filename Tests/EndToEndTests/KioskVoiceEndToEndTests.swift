@@ -113,4 +113,13 @@ struct KioskVoiceEndToEndTests {
         #expect(TCPTestClient.status(port: port, path: "/healthz") == 200, "the kiosk serves on")
         #expect(daemon.stop() != nil)
     }
+
+    /// A `--speak-to` folder that cannot be made is bad usage of the flag: exit 1 at once, saying why.
+    @Test func aSpeakToFolderThatCannotBeMadeExits1() throws {
+        let result = try BeacondProcess.run([
+            "kiosk", "--web", "127.0.0.1:0", "--speak-to", "/proc/beacond-voice/spoken", "--socket", "/nonexistent",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("beacond kiosk: error: --speak-to cannot create /proc/beacond-voice/spoken"))
+    }
 }

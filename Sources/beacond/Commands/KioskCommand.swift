@@ -104,8 +104,9 @@ struct KioskCommand: AsyncParsableCommand {
         }
     }
 
-    /// The voice, when `--speak`, `--speak-to` or `kiosk.speak` asks for one; a folder that cannot
-    /// be created exits 1.
+    /// The voice, when `--speak`, `--speak-to` or `kiosk.speak` asks for one. A `--speak-to` folder
+    /// that cannot be created exits 1; any other failure to set the voice up is one log line and a
+    /// silent kiosk, never a kiosk that does not start.
     func startVoice(_ settings: KioskSettings, _ presentation: KioskPresentation) throws -> KioskVoice? {
         let output: KioskSpeaker.Output
         if let speakTo {
@@ -121,9 +122,16 @@ struct KioskCommand: AsyncParsableCommand {
                 log: { line in FileHandle.standardError.write(Data("beacond kiosk: \(line)\n".utf8)) })
             try speaker.start()
             return KioskVoice(speaker: speaker, presentation: presentation)
-        } catch {
-            FileHandle.standardError.write(Data("beacond kiosk: error: the voice: \(error)\n".utf8))
+        } catch let error as KioskSpeaker.SetupError {
+            guard case .folder = error else {
+                FileHandle.standardError.write(Data("beacond kiosk: voice: \(error); the kiosk stays silent\n".utf8))
+                return nil
+            }
+            FileHandle.standardError.write(Data("beacond kiosk: error: --speak-to \(error)\n".utf8))
             throw ExitCode(1)
+        } catch {
+            FileHandle.standardError.write(Data("beacond kiosk: voice: \(error); the kiosk stays silent\n".utf8))
+            return nil
         }
     }
 
