@@ -31,3 +31,22 @@ package enum IntegerText {
         return (negative, digits, radix)
     }
 }
+
+extension IntegerText {
+    /// The value of one ASCII hex digit (`0`–`9`, `a`–`f`, `A`–`F`); nil for any other byte.
+    package static func hexDigitValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension String {
+    /// Left-padded with zeros to `width` characters (`"7".zeroPadded(to: 4)` is `"0007"`).
+    package func zeroPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

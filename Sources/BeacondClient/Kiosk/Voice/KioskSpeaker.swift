@@ -91,19 +91,19 @@ package final class KioskSpeaker: Sendable {
 
     /// Says `announcement` as soon as possible, cutting off whatever is being said.
     package func announce(_ announcement: KioskAnnouncement) {
-        let running = mailbox.withLock { box -> ChildProcess? in
-            box.pending = announcement
-            box.generation += 1
-            return box.running
-        }
-        running?.terminate()
-        wake.signal()
+        interrupt { $0.pending = announcement }
     }
 
     /// Stops the thread, cutting off what is being said.
     package func stop() {
+        interrupt { $0.stopped = true }
+    }
+
+    /// Hands `change` to the thread as a new generation: the program running now is killed and
+    /// the thread woken.
+    private func interrupt(_ change: (inout Mailbox) -> Void) {
         let running = mailbox.withLock { box -> ChildProcess? in
-            box.stopped = true
+            change(&box)
             box.generation += 1
             return box.running
         }
@@ -161,7 +161,7 @@ package final class KioskSpeaker: Sendable {
         switch configuration.output {
         case .directory(let folder):
             let number = numbered.add(1, ordering: .relaxed).newValue
-            let name = folder + "/announcement-" + String(number).leftPadded(4) + "-" + announcement.flag.rawValue
+            let name = folder + "/announcement-" + String(number).zeroPadded(to: 4) + "-" + announcement.flag.rawValue
             let alarm = announcement.alarm ? ["alarm: two tones, 960 and 770 Hz"] : []
             if !write(whole.wav(), to: name + ".wav")
                 || !write(Array((alarm + words).joined(separator: "\n").utf8) + [0x0A], to: name + ".txt")
@@ -264,11 +264,5 @@ package final class KioskSpeaker: Sendable {
         }
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -59,7 +59,8 @@ enum WebKioskPreview {
             let language = WebKioskPage.attributeEscaped(catalogue.language)
             page += "<section lang=\"\(language)\"><h2>\(WebKioskPage.attributeEscaped(catalogue.name))</h2>\n"
             for flag in flags {
-                let source = "/preview/frame?lang=\(percentEncoded(catalogue.language))&amp;flag=\(flag.rawValue)"
+                // A language code is ASCII letters, digits and `-` (`KioskCatalogue.isLanguageCode`): URL-safe.
+                let source = "/preview/frame?lang=\(language)&amp;flag=\(flag.rawValue)"
                 page += "<figure class=\"cell\" data-lang=\"\(language)\" data-flag=\"\(flag.rawValue)\">"
                 page += "<iframe src=\"\(source)\" width=\"\(size.width)\" height=\"\(size.height)\""
                 page += " title=\"\(language) \(flag.rawValue)\"></iframe>"
@@ -105,42 +106,13 @@ enum WebKioskPreview {
                 bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+            guard let high = iterator.next().flatMap(IntegerText.hexDigitValue),
+                let low = iterator.next().flatMap(IntegerText.hexDigitValue)
+            else {
                 return nil
             }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    /// A language code is ASCII letters, digits and `-` (`KioskCatalogue.isLanguageCode`): safe as
-    /// it is; anything else is percent-encoded.
-    private static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            let scalar = Unicode.Scalar(byte)
-            if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || byte == UInt8(ascii: "-")
-            {
-                result.unicodeScalars.append(scalar)
-            } else {
-                result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return result
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

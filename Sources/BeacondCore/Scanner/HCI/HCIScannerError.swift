@@ -104,7 +104,7 @@ package enum HCIStatus {
     static let unknownAdvertisingIdentifier: UInt8 = 0x42
 
     static func describe(_ status: UInt8) -> String {
-        let hex = "status 0x" + String(status, radix: 16, uppercase: true).leftPadded(to: 2)
+        let hex = "status 0x" + String(status, radix: 16, uppercase: true).zeroPadded(to: 2)
         let name: String? =
             switch status {
             case 0x01: "Unknown HCI Command"
@@ -161,13 +161,7 @@ package enum HCIOpcode {
 
     /// "LE Set Scan Enable (0x200C)".
     static func describe(_ opcode: UInt16) -> String {
-        let hex = "0x" + String(opcode, radix: 16, uppercase: true).leftPadded(to: 4)
+        let hex = "0x" + String(opcode, radix: 16, uppercase: true).zeroPadded(to: 4)
         return name(opcode).map { "\($0) (\(hex))" } ?? "command \(hex)"
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
