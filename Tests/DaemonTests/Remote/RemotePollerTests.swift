@@ -312,16 +312,18 @@ struct RemotePollerTests {
         let sink = RecordingRemoteSink()
         let poller = try RemoteStatePoller(
             configuration: RemotePollerConfiguration(
-                url: "file://\(directory)/state.json", pollInterval: .milliseconds(50)),
+                url: "file://\(directory)/state.json", pollInterval: .seconds(600)),
             sink: sink, logger: Logger(label: "test"))
         let group = ServiceGroup(services: [poller], logger: Logger(label: "test"))
         let task = Task { try await group.run() }
-        #expect(await sink.wait { $0.count >= 3 })
-        #expect(sink.events.allSatisfy { $0 == .fetched(RemoteSnapshot(globalMode: "VSC")) })
+        #expect(await sink.wait { $0.count >= 1 })
+        #expect(sink.events == [.fetched(RemoteSnapshot(globalMode: "VSC"))])
+        // The poller is in its ten-minute wait: a stop that waited for the next poll would take it.
+        // The bound leaves room for a loaded machine (the timed tests run beside a 50,000/s flood).
         let stopping = ContinuousClock.now
         await group.triggerGracefulShutdown()
         try await task.value
-        #expect(ContinuousClock.now - stopping < .seconds(1))
+        #expect(ContinuousClock.now - stopping < .seconds(10))
         let count = sink.events.count
         // A check that nothing more happens: no event marks "no delivery will come", so it looks a while.
         try await Task.sleep(for: .milliseconds(200))
