@@ -41,7 +41,7 @@ SWIFTPM_NOTICE := /'swift-distributed-tracing': found [0-9]* file(s) which are u
 QUIET_NOTICE   := 2>&1 | sed -u "$(SWIFTPM_NOTICE)"
 
 .PHONY: all deps deps-build deps-bench deps-stack deps-deb build release deb lint test test-stack demo demo-live demo-stop \
-	bench bench-memory clean install uninstall fuzz fuzz-pure
+	bench bench-kiosk bench-memory clean install uninstall fuzz fuzz-pure
 
 all: build
 
@@ -278,6 +278,12 @@ bench: deps-bench
 	.build-bench/release/beacond-bench --beacond $(RELEASE) --results $(BENCH_RESULTS)
 	.build-bench/release/beacond-bench --engine --results $(BENCH_RESULTS)
 	.build-bench/release/beacond-daemon-bench --beacond $(RELEASE) --results $(BENCH_RESULTS)
+	python3 Benchmarks/kiosk-latency.py --beacond $(RELEASE)
+
+# How fast the kiosks follow a published change: socket, SSE, the page's DOM in Chromium and the
+# terminal kiosk's redraw, over 200 changes (docs/kiosk.md, "How fast the screen follows").
+bench-kiosk: deps release
+	python3 Benchmarks/kiosk-latency.py --beacond $(RELEASE)
 
 # Streams a 1 GB capture through `beacond replay` and prints its peak memory.
 BIG_CAPTURE := /tmp/beacond-1g.btsnoop

@@ -1,16 +1,23 @@
-/// How a kiosk shows its words: the languages it cycles through, each for `period`, and the exit
-/// it points to in an evacuation (docs/kiosk.md, "Languages").
+/// How a kiosk shows its words: the languages it cycles through, each for `period`, the exit
+/// it points to in an evacuation (docs/kiosk.md, "Languages"), and how often an evacuation is
+/// said again.
 package struct KioskPresentation: Sendable {
     /// Never empty: the first is shown first after a change of flag.
     package var catalogues: [KioskCatalogue]
     /// Microseconds each language stays on screen.
     package var period: Int64
     package var exit: KioskExit
+    /// Microseconds between an evacuation's announcements (`kiosk.speak_repeat`).
+    package var speakRepeat: Int64
 
-    package init(catalogues: [KioskCatalogue] = [.english], period: Int64 = 4_000_000, exit: KioskExit = KioskExit()) {
+    package init(
+        catalogues: [KioskCatalogue] = [.english], period: Int64 = 4_000_000, exit: KioskExit = KioskExit(),
+        speakRepeat: Int64 = KioskSettings().speakRepeat
+    ) {
         self.catalogues = catalogues.isEmpty ? [.english] : catalogues
         self.period = max(1, period)
         self.exit = exit
+        self.speakRepeat = max(1_000_000, speakRepeat)
     }
 }
 

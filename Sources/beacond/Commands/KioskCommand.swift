@@ -154,7 +154,8 @@ struct KioskCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("beacond kiosk: language catalogue: \(problem)\n".utf8))
         }
         let presentation = KioskPresentation(
-            catalogues: loaded.catalogues, period: settings.languagePeriod, exit: settings.exit)
+            catalogues: loaded.catalogues, period: settings.languagePeriod, exit: settings.exit,
+            speakRepeat: settings.speakRepeat)
         return (settings, presentation)
     }
 }

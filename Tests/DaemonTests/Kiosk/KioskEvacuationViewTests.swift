@@ -203,4 +203,26 @@ import Testing
             String(decoding: WebKioskPage.html(view: calm, steady: false), as: UTF8.self).contains(
                 "<div id=\"arrow\" hidden>"))
     }
+
+    /// What the page says aloud (`?speak=1`) is the terminal's voice's announcement, word for word,
+    /// in each language; an evacuation carries the alarm and the repeat interval.
+    @Test func theWebDocumentCarriesTheAnnouncementOfEachLanguage() throws {
+        let catalogues = try ["es", "en"].map(Self.catalogue)
+        let presentation = KioskPresentation(catalogues: catalogues, exit: Self.gate, speakRepeat: 7_000_000)
+        let link = KioskView.Link.connected(Self.evacuation())
+        let document = WebKioskViewDocument(link: link, now: KioskSamples.now, presentation: presentation)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(document.json().utf8)) as? [String: Any])
+        #expect(object["alarm"] as? Bool == true && object["speak_repeat_ms"] as? Int == 7000)
+        let announcement = KioskAnnouncement(link: link, catalogues: catalogues, exit: Self.gate)
+        let languages = try #require(object["languages"] as? [[String: Any]])
+        #expect(languages.map { $0["say"] as? String } == announcement.spoken.map(\.text))
+        #expect((languages[0]["say"] as? String)?.contains("Puerta 3 / Gate 3") == true)
+        let calm = WebKioskViewDocument(
+            link: .connected(KioskSamples.state(mode: "normal", zone: nil)), now: 0, presentation: presentation)
+        #expect(
+            calm.alarm == false
+                && calm.languages.map(\.say) == ["Bandera verde. Pista libre.", "Green flag. Track clear."])
+        // Lost, the page says NO SIGNAL in each language.
+        #expect(WebKioskPage.lostView(presentation).languages.map(\.say).allSatisfy { !$0.isEmpty })
+    }
 }

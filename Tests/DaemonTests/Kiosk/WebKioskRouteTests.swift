@@ -75,11 +75,17 @@ import Testing
             #expect(
                 Set(stateView.keys) == [
                     "flag", "headline", "status", "details", "flashes", "background", "foreground", "flash_background",
-                    "flash_foreground", "arrow", "arrow_deg", "period_ms", "languages",
+                    "flash_foreground", "arrow", "arrow_deg", "period_ms", "languages", "alarm", "speak_repeat_ms",
+                    "seq", "ts",
                 ])
+            // The view names the published state it shows.
+            #expect(stateView["seq"] as? Int == message["seq"] as? Int && stateView["seq"] != nil)
+            #expect(stateView["ts"] as? Double == message["ts"] as? Double && stateView["ts"] != nil)
+            #expect(stateView["alarm"] as? Bool == false && stateView["speak_repeat_ms"] as? Int == 20000)
             let languages = try #require(stateView["languages"] as? [[String: Any]])
             #expect(languages.count == 1 && languages[0]["lang"] as? String == "en")
             #expect(languages[0]["headline"] as? String == "RED FLAG" && stateView["arrow"] is NSNull)
+            #expect(languages[0]["say"] as? String == "Red flag. The session is stopped. Zone 3.")
 
             // HEAD: the same headers and length, no body.
             let head = try web.get("/state", method: "HEAD")

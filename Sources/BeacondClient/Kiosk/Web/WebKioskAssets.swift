@@ -45,7 +45,33 @@ enum WebKioskAssets {
         arrow=document.getElementById("arrow");
         function parse(text){try{return JSON.parse(text)}catch(e){return null}}
         var lost=parse(body.getAttribute("data-lost")),first=parse(body.getAttribute("data-view"))||lost;
-        var view=null,shown=null,since=0,fitted="";
+        var view=null,shown=null,since=0,fitted="",stamped=null;
+        var speaks=!body.hasAttribute("data-preview")&&/[?&]speak=1(&|$)/.test(location.search),
+        audio=null,said="no_signal",pending=0,again=0,tones=[],count=0,spoken=0;
+        function unlock(){if(!audio&&window.AudioContext){audio=new AudioContext()}
+        if(audio&&audio.state==="suspended"){audio.resume()}}
+        function hush(){clearTimeout(pending);clearTimeout(again);if(window.speechSynthesis){speechSynthesis.cancel()}
+        tones.forEach(function(o){try{o.stop()}catch(e){}});tones=[]}
+        function ring(){if(!audio||audio.state!=="running"){return 0}var t=audio.currentTime+0.05;
+        for(var i=0;i<6;i++){var o=audio.createOscillator(),g=audio.createGain();o.frequency.value=i%2?770:960;
+        g.gain.setValueAtTime(0,t);g.gain.linearRampToValueAtTime(0.5,t+0.01);g.gain.setValueAtTime(0.5,t+0.39);
+        g.gain.linearRampToValueAtTime(0,t+0.4);o.connect(g);g.connect(audio.destination);o.start(t);o.stop(t+0.4);
+        tones.push(o);t+=0.4}return 2500}
+        function sayings(v){return v.languages.filter(function(w){return typeof w.say==="string"&&w.say!==""})
+        .map(function(w){return{lang:String(w.lang),text:w.say}})}
+        function say(v){hush();count++;var list=sayings(v),alarmed=v.alarm===true,wait=alarmed?ring():0;
+        body.setAttribute("data-said",JSON.stringify({flag:v.flag,alarm:alarmed,words:list}));
+        body.setAttribute("data-said-count",String(count));body.setAttribute("data-audio",audio?audio.state:"none");
+        pending=setTimeout(function(){if(!window.speechSynthesis){return}list.forEach(function(w){
+        var u=new SpeechSynthesisUtterance(w.text);u.lang=w.lang;speechSynthesis.speak(u)});spoken+=list.length;
+        body.setAttribute("data-spoken",String(spoken))},wait);
+        if(alarmed){later(wait+Math.max(1000,v.speak_repeat_ms|0),0)}}
+        function later(ms,n){again=setTimeout(function(){if(!view||view.alarm!==true){return}
+        if(n<240&&window.speechSynthesis&&(speechSynthesis.speaking||speechSynthesis.pending)){later(250,n+1);return}
+        say(view)},ms)}
+        function voice(v){if(!speaks){return}var key=v.flag+(v.alarm===true?"|"+JSON.stringify(sayings(v)):"");
+        if(key!==said){said=key;say(v)}}
+        if(speaks){unlock();addEventListener("pointerdown",unlock);addEventListener("keydown",unlock)}
         function fill(ul,d){d=Array.isArray(d)?d:[];var items=ul.children;
         while(items.length>d.length){ul.removeChild(ul.lastChild)}
         for(var i=0;i<d.length;i++){var li=items[i];if(!li){li=document.createElement("li");ul.appendChild(li)}
@@ -67,7 +93,11 @@ enum WebKioskAssets {
         arrow.hidden=typeof v.arrow!=="string";
         if(head.textContent!==String(w.headline)){head.textContent=String(w.headline)}
         if(line.textContent!==String(w.status)){line.textContent=String(w.status)}
-        fill(guide,w.guidance);fill(list,w.details);fit()}
+        fill(guide,w.guidance);fill(list,w.details);fit();
+        if(typeof v.seq==="number"&&v.seq!==stamped){stamped=v.seq;body.setAttribute("data-seq",String(v.seq));
+        body.setAttribute("data-ts",String(v.ts));
+        body.setAttribute("data-shown-at",(performance.timeOrigin+performance.now()).toFixed(3))}
+        voice(v)}
         paint(first);
         addEventListener("resize",function(){fitted="";if(view){paint(view)}});
         if(body.hasAttribute("data-preview")){return}
@@ -84,7 +114,7 @@ enum WebKioskAssets {
 
     /// `sha256-…` of `style` and `script` (base64 of the SHA-256 of their UTF-8 bytes).
     static let styleHash = "sha256-QDjWZT0YQdtaOQZ5XR2vtxJHmcgeZ2zKtO6wY47yPIk="
-    static let scriptHash = "sha256-xCJfl1DlL5A49zTXKcOm7dHoct6BkCaGCsJBfgHzxIw="
+    static let scriptHash = "sha256-Bw+oophMlyhMezyuMKLp2qR6xhKeWR0T2FMVqwaY0Sc="
 
     /// The Content-Security-Policy every response carries, but the preview's.
     static let contentSecurityPolicy =

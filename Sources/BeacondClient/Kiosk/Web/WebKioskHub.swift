@@ -87,11 +87,7 @@ final class WebKioskHub: @unchecked Sendable {
 
     /// What the kiosk shows now, in every language of the cycle (the page cycles through them).
     func view() -> WebKioskViewDocument {
-        let now = wallClock()
-        let views = presentation.catalogues.map { catalogue in
-            KioskView(link: link, now: now, catalogue: catalogue, exit: presentation.exit)
-        }
-        return WebKioskViewDocument(views, period: presentation.period)
+        WebKioskViewDocument(link: link, now: wallClock(), presentation: presentation)
     }
 
     /// What the page shows when it loses its stream.

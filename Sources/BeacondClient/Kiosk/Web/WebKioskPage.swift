@@ -8,7 +8,8 @@ enum WebKioskPage {
                 WebKioskViewDocument.Words(
                     language: catalogue.language, headline: catalogue.text(.noSignal),
                     status: catalogue.text(.pageUnreachable), guidance: [],
-                    details: [catalogue.text(.pageLost), catalogue.text(.reconnecting)])
+                    details: [catalogue.text(.pageLost), catalogue.text(.reconnecting)],
+                    say: catalogue.text(.sayNoSignal))
             }, period: presentation.period)
     }
 
@@ -75,6 +76,8 @@ struct WebKioskViewDocument: Hashable, Sendable {
         var status: String
         var guidance: [String]
         var details: [String]
+        /// What the page says aloud in this language when it speaks (`?speak=1`).
+        var say = ""
     }
 
     var flag: KioskView.Flag
@@ -84,6 +87,13 @@ struct WebKioskViewDocument: Hashable, Sendable {
     var periodMillis: Int64
     /// Never empty: the first is shown first after a change of flag.
     var languages: [Words]
+    /// The evacuation alarm goes before the words, which are said again every
+    /// `speakRepeatMillis` (docs/kiosk-web.md, "The page's voice").
+    var alarm = false
+    var speakRepeatMillis: Int64 = KioskPresentation().speakRepeat / 1000
+    /// The published state the view shows, its `seq` and `ts`; nil while the daemon is unreachable.
+    var seq: Int?
+    var published: WallTime?
 
     /// The views of one moment, one per language (all of one flag).
     init(_ views: [KioskView], period: Int64) {
@@ -96,6 +106,24 @@ struct WebKioskViewDocument: Hashable, Sendable {
             Words(
                 language: view.language, headline: view.headline, status: view.status, guidance: view.guidance,
                 details: view.details)
+        }
+    }
+
+    /// The view of `link` now, in each language of `presentation`, with its words to say.
+    init(link: KioskView.Link, now: Int64, presentation: KioskPresentation) {
+        let views = presentation.catalogues.map { catalogue in
+            KioskView(link: link, now: now, catalogue: catalogue, exit: presentation.exit)
+        }
+        self.init(views, period: presentation.period)
+        let announcement = KioskAnnouncement(link: link, catalogues: presentation.catalogues, exit: presentation.exit)
+        alarm = announcement.alarm
+        speakRepeatMillis = presentation.speakRepeat / 1000
+        for (index, spoken) in announcement.spoken.enumerated() where index < languages.count {
+            languages[index].say = spoken.text
+        }
+        if case .connected(let state) = link {
+            seq = state.seq
+            published = state.time
         }
     }
 
@@ -134,7 +162,8 @@ struct WebKioskViewDocument: Hashable, Sendable {
 
     /// `{"flag":…,"headline":…,"status":…,"details":[…],"flashes":…,"background":"#rrggbb",
     /// "foreground":…,"flash_background":…,"flash_foreground":…,"arrow":…,"arrow_deg":…,
-    /// "period_ms":…,"languages":[{"lang":…,"headline":…,"status":…,"guidance":[…],"details":[…]}]}`
+    /// "period_ms":…,"alarm":…,"speak_repeat_ms":…,"seq":…,"ts":…,
+    /// "languages":[{"lang":…,"headline":…,"status":…,"guidance":[…],"details":[…],"say":…}]}`
     package func render(into writer: inout JSONWriter) {
         let colors = KioskColors.of(flag)
         let alternate = KioskColors.of(flag, alternate: true)
@@ -152,6 +181,10 @@ struct WebKioskViewDocument: Hashable, Sendable {
         writer.key("arrow"); writer.string(orNull: arrow?.rawValue)
         writer.key("arrow_deg"); writer.int(arrow?.degrees ?? 0)
         writer.key("period_ms"); writer.int(Int(periodMillis))
+        writer.key("alarm"); writer.bool(alarm)
+        writer.key("speak_repeat_ms"); writer.int(Int(speakRepeatMillis))
+        writer.key("seq"); writer.int(seq)
+        writer.key("ts"); writer.time(published)
         writer.key("languages")
         writer.beginArray()
         for words in languages {
@@ -161,6 +194,7 @@ struct WebKioskViewDocument: Hashable, Sendable {
             writer.key("status"); writer.string(words.status)
             writer.key("guidance"); Self.strings(words.guidance, into: &writer)
             writer.key("details"); Self.strings(words.details, into: &writer)
+            writer.key("say"); writer.string(words.say)
             writer.endObject()
         }
         writer.endArray()
