@@ -2,6 +2,7 @@
 //
 // 1. Steady state: a venue of 64 circuit beacons (v1) and 8 staff devices (v2) repeating their
 //    frames, one report every 100 µs; per report `ingest` then `evaluate(at:)`, as the daemon does.
+//    The same with every report heard by two adapters (TwoAdapters.swift).
 // 2. Flood: one report from each of N spoofed addresses (default 1,000,000) while one real red
 //    flag beacon repeats every 1,000 reports; RSS, table bound and the published mode are checked.
 import BLEPayload
@@ -263,6 +264,10 @@ func runEngineBenchmark(_ options: Options) {
 
     let full = measureEngine(runs: options.runs) { ingestAndEvaluate(steady, configuration: configuration) }
     let ingest = measureEngine(runs: options.runs) { ingestOnly(steady, configuration: configuration) }
+    let payloads = EncodedPayloads(steady)
+    let twoAdapters = measureEngine(runs: options.runs) {
+        filterAndIngestTwoCopies(steady, payloads: payloads, configuration: configuration)
+    }
     let flooded = flood(floodInputs, sampleAt: min(100_000, floodInputs.count))
 
     func best(_ seconds: [Double]) -> Double { seconds.min() ?? .nan }
@@ -286,6 +291,12 @@ func runEngineBenchmark(_ options: Options) {
     )
     print(line("ingest+evaluate:", full.seconds))
     print(line("ingest only:", ingest.seconds))
+    let twoAdapterRatio = best(twoAdapters.seconds) / best(ingest.seconds)
+    print(line("two adapters:", twoAdapters.seconds))
+    print(
+        padded("") + "each signal heard by two adapters, filtered (AdapterCopyFilter), then ingested: "
+            + "\(twoAdapters.tally.changes) of \(steady.count) second copies dropped; "
+            + String(format: "%.2f× the time of one adapter's ingest only", twoAdapterRatio))
     let floodRate = Double(floodInputs.count) / flooded.seconds
     let growth = flooded.rssAfter - flooded.rssAtSample
     let counters = flooded.counters
@@ -314,6 +325,8 @@ func runEngineBenchmark(_ options: Options) {
     figures.record("ingest_evaluate.median", signals / median(full.seconds), unit: "signals/s")
     figures.record("ingest_only.best", signals / best(ingest.seconds), unit: "signals/s")
     figures.record("ingest_only.median", signals / median(ingest.seconds), unit: "signals/s")
+    figures.record("two_adapters.best", signals / best(twoAdapters.seconds), unit: "signals/s")
+    figures.record("two_adapters.ratio_to_ingest_only", twoAdapterRatio, unit: "x")
     figures.record("flood.rate", floodRate, unit: "signals/s")
     figures.record("flood.growth_after_sample", Double(growth) / 1e6, unit: "MB")
     figures.record("flood.max_overrides", Double(flooded.maxOverrides), unit: "overrides")
