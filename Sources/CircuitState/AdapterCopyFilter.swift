@@ -72,7 +72,7 @@ public struct AdapterCopyFilter: Sendable {
         for step in 0..<Self.probes {
             let index = (home + step) & mask
             let slot = slots[index]
-            let live = slot.used && now - slot.lastPassed < window && now >= slot.lastPassed
+            let live = slot.used && isLive(slot, now: now)
             if slot.used, slot.key == key {
                 return decide(index, adapter: adapter, strength: strength, live: live, now: now)
             }
@@ -94,9 +94,16 @@ public struct AdapterCopyFilter: Sendable {
         return true
     }
 
+    /// Passed less than `window` ago; an entry from later than `now` (time went back) is not live.
+    /// Capture times may lie anywhere in Int64's range: the difference is checked, never trapped.
+    private func isLive(_ slot: Slot, now: Int64) -> Bool {
+        let (age, overflow) = now.subtractingReportingOverflow(slot.lastPassed)
+        return !overflow && age >= 0 && age < window
+    }
+
     private mutating func decide(_ index: Int, adapter: UInt16, strength: Int16, live: Bool, now: Int64) -> Bool {
         let slot = slots[index]
-        let takesOver = live && slot.owner != adapter && strength >= slot.rssi + handoverDB
+        let takesOver = live && slot.owner != adapter && Int(strength) >= Int(slot.rssi) + Int(handoverDB)
         guard slot.owner == adapter || !live || takesOver else {
             counters.dropped += 1
             return false

@@ -85,6 +85,17 @@ private let copies = zip(Gen.int(in: 0...5), Gen.int(in: 0...2), Gen.int(in: -95
         #expect(!Self.admit(&filter, advert: 1, adapter: 0, rssi: -70, at: 100))
     }
 
+    /// Capture times at Int64's ends and the largest handover margin: no arithmetic traps, and the
+    /// rule holds (an entry from a time that cannot be subtracted keeps nothing out).
+    @Test func extremeTimesAndMarginsNeitherTrapNorDropFirstCopies() {
+        var filter = AdapterCopyFilter(window: .max, handoverDB: .max)
+        #expect(Self.admit(&filter, advert: 1, adapter: 0, rssi: 127, micros: .min))
+        #expect(Self.admit(&filter, advert: 1, adapter: 1, rssi: 127, micros: .max), "max − min overflows: not live")
+        #expect(!Self.admit(&filter, advert: 1, adapter: 0, rssi: 127, micros: .max), "adapter 1 owns it now")
+        #expect(Self.admit(&filter, advert: 1, adapter: 0, rssi: -128, micros: .min), "time went back")
+        #expect(!Self.admit(&filter, advert: 1, adapter: 1, rssi: 127, micros: .min), "no RSSI beats 32767 dB")
+    }
+
     /// A flood of distinct adverts (a million spoofed addresses) stays in the fixed table: every
     /// one passes (each is a first copy), the oldest entries are evicted and counted, and real
     /// adverts keep being filtered between the flood's copies.
