@@ -14,6 +14,7 @@ import argparse
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -91,6 +92,9 @@ def main():
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromium-flag", action="append", default=[])
     options = parser.parse_args()
+    # A browser that stops answering must not hang the caller: SIGALRM ends the script (and the
+    # browser, whose pipe closes with it) well after the wait's own timeout.
+    signal.alarm(int(options.timeout) + 30)
     pipe = Pipe(options.chromium, options.chromium_flag)
     try:
         target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
