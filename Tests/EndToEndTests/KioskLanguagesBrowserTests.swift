@@ -9,12 +9,7 @@ import Testing
 /// `--config` naming the seven languages and an exit; no daemon is needed (the preview shows
 /// sample states).
 @Suite(
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-        "/usr/bin/chromium is missing: `make deps` installs chromium"),
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
-        "/usr/bin/python3 is missing (it decodes the screenshots)"))
+    .chromiumInstalled, .python3Installed("it decodes the screenshots"))
 struct KioskLanguagesBrowserTests {
     static let languages = ["es", "ca", "en", "fr", "de", "it", "pt"]
     static let flags = ["green", "yellow", "vsc", "safety_car", "red", "evacuation", "no_signal"]

@@ -18,11 +18,12 @@ struct KioskVoiceEndToEndTests {
         languages: codes, directories: [RepositoryPaths.root.appendingPathComponent("languages").path]
     ).catalogues
 
-    static func config(_ extra: String = "") throws -> String {
+    /// A kiosk config in `languages`, repeating an evacuation every 2 s, with Puerta 3 up and right.
+    static func config(_ extra: String = "", languages: [String] = ["es", "en"]) throws -> String {
         let path = BeacondProcess.temporaryFile("kiosk-voice-\(UUID().uuidString.prefix(6)).yaml")
         try """
         kiosk:
-          languages: [es, en]
+          languages: [\(languages.joined(separator: ", "))]
           speak_repeat: 2
           exit:
             direction: up_right

@@ -11,12 +11,7 @@ import Testing
 /// temporary directory.
 @Suite(
     .serialized,
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-        "/usr/bin/chromium is missing: `make deps` installs chromium"),
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
-        "/usr/bin/python3 is missing (it decodes the screenshots)"))
+    .chromiumInstalled, .python3Installed("it decodes the screenshots"))
 struct WebKioskBrowserTests {
     static let chromium = "/usr/bin/chromium"
 

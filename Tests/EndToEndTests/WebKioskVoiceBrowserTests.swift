@@ -15,12 +15,7 @@ import Testing
 /// browser to say and play, and whether the browser let it play (the autoplay policy).
 @Suite(
     .serialized,
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-        "/usr/bin/chromium is missing: `make deps` installs chromium"),
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
-        "/usr/bin/python3 is missing (it drives Chromium)"))
+    .chromiumInstalled, .python3Installed("it drives Chromium"))
 struct WebKioskVoiceBrowserTests {
     struct Utterance: Decodable, Equatable {
         var lang: String
@@ -56,16 +51,8 @@ struct WebKioskVoiceBrowserTests {
         let daemon = try DaemonProcess(["--backend", "replay", "--replay", KioskTmuxTests.evacuation, "--speed", "1"])
         defer { _ = daemon.stop() }
         #expect(daemon.waitForLog("listening on"))
-        let config = BeacondProcess.temporaryFile("kiosk-page-voice-\(UUID().uuidString.prefix(6)).yaml")
-        try """
-        kiosk:
-          languages: [es, ca, en]
-          speak_repeat: 2
-          exit:
-            direction: up_right
-            name: Puerta 3 / Gate 3
-            distance_m: 120
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let languages = ["es", "ca", "en"]
+        let config = try KioskVoiceEndToEndTests.config(languages: languages)
         let kiosk = try WebKioskProcess([
             "kiosk", "--web", "127.0.0.1:0", "--config", config, "--socket", daemon.socket,
         ])
@@ -79,9 +66,9 @@ struct WebKioskVoiceBrowserTests {
             ] + flags.map { "--chromium-flag=\($0)" })
         #expect(run.status == 0, "\(run.stdout.suffix(800)) \(run.stderr.suffix(400))")
         let heard = try JSONDecoder().decode(Heard.self, from: Data(run.stdout.utf8))
-        let catalogues = KioskCatalogueFiles.load(
-            languages: ["es", "ca", "en"], directories: [RepositoryPaths.root.appendingPathComponent("languages").path]
-        ).catalogues
+        let catalogues = languages.compactMap { code in
+            KioskVoiceEndToEndTests.catalogues.first { $0.language == code }
+        }
         let exit = KioskExit(direction: .upRight, name: "Puerta 3 / Gate 3", distanceMetres: 120)
         let state = StateMessage(
             seq: 1, time: WallTime(micros: 0), mode: "evacuation", source: "beacon", zone: 1, beacon: nil, remote: nil,
