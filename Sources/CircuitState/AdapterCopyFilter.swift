@@ -6,7 +6,8 @@
 /// `handoverDB` stronger: then it passes and that adapter becomes the owner, so the engine follows
 /// the strongest adapter. When the owner falls silent for `window` (its dongle died, it went out of
 /// range), the next copy from any adapter passes and takes over. The first copy is never delayed:
-/// the filter only ever passes or drops a copy at once.
+/// the filter only ever passes or drops a copy at once. "Within `window`" counts both ways: a copy
+/// stamped a little before the owner's last (read by another thread, handed over later) is a copy.
 ///
 /// The table has a fixed number of slots, allocated once; `admit` allocates nothing. Keys are
 /// hashed with Swift's per-process random seed, so nobody on the air can aim adverts at one slot.
@@ -56,15 +57,25 @@ public struct AdapterCopyFilter: Sendable {
 
     public var capacity: Int { slots.count }
 
+    /// An advert's key: its address and payload bytes, hashed with the process's seed. Any thread
+    /// may compute it (a scanner's, before the hub's loop calls `admit`).
+    public static func key(address: UInt64, payload: UnsafeRawBufferPointer) -> Int {
+        var hasher = Hasher()
+        hasher.combine(address)
+        hasher.combine(bytes: payload)
+        return hasher.finalize()
+    }
+
     /// True when this copy goes to the engine. `adapter` names the adapter that heard it;
     /// `rssi` nil counts as the weakest; `now` is engine time, µs.
     public mutating func admit(
         address: UInt64, payload: UnsafeRawBufferPointer, adapter: UInt16, rssi: Int8?, now: Int64
     ) -> Bool {
-        var hasher = Hasher()
-        hasher.combine(address)
-        hasher.combine(bytes: payload)
-        let key = hasher.finalize()
+        admit(key: Self.key(address: address, payload: payload), adapter: adapter, rssi: rssi, now: now)
+    }
+
+    /// `admit` for an advert whose `key` was computed already.
+    public mutating func admit(key: Int, adapter: UInt16, rssi: Int8?, now: Int64) -> Bool {
         let strength = Int16(rssi ?? -128)
         let home = key & mask
         var free: Int?
@@ -94,11 +105,13 @@ public struct AdapterCopyFilter: Sendable {
         return true
     }
 
-    /// Passed less than `window` ago; an entry from later than `now` (time went back) is not live.
-    /// Capture times may lie anywhere in Int64's range: the difference is checked, never trapped.
+    /// Passed less than `window` before or after `now`: two adapters' threads stamp their copies
+    /// as they read them, and the later stamp may reach the hub first. Time that went back further
+    /// (a looped replay) finds the entry not live. Capture times may lie anywhere in Int64's
+    /// range: the difference is checked, never trapped.
     private func isLive(_ slot: Slot, now: Int64) -> Bool {
         let (age, overflow) = now.subtractingReportingOverflow(slot.lastPassed)
-        return !overflow && age >= 0 && age < window
+        return !overflow && age > -window && age < window
     }
 
     private mutating func decide(_ index: Int, adapter: UInt16, strength: Int16, live: Bool, now: Int64) -> Bool {

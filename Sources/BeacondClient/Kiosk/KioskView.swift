@@ -216,10 +216,11 @@ package struct KioskView: Hashable, Sendable {
         }
     }
 
-    /// Why no beacon can be heard; nil while the scanner is up.
+    /// Why no beacon can be heard; nil while the scanner is up. Degraded (one of several adapters
+    /// down) is staff's business, not the crowd's: the others still hear every beacon.
     static func scannerPhrase(_ scanner: ScannerStatus) -> KioskPhrase? {
         switch scanner.state {
-        case .up: nil
+        case .up, .degraded: nil
         case .down: .scannerDown
         case .none where scanner.backend == "replay": .replayFinished
         case .none: .noScanner

@@ -26,7 +26,10 @@ package struct ReportFormatter {
         writer.rawValue { json(report, match: match, into: &$0) }
     }
 
-    func json<Sink: ByteSink>(_ report: AdvertisingReport, match: GeoRacingMatch, into out: inout Sink) {
+    /// `adapter`: `beacond scan` with several adapters names the one that heard the report.
+    func json<Sink: ByteSink>(
+        _ report: AdvertisingReport, match: GeoRacingMatch, adapter: String? = nil, into out: inout Sink
+    ) {
         out.append("{\"ts\":")
         out.appendSeconds(micros: report.timestamp)
         out.append(",\"addr\":\"")
@@ -84,6 +87,10 @@ package struct ReportFormatter {
         if let controller = report.controller {
             out.append(",\"controller\":")
             out.appendDecimal(magnitude: UInt64(controller))
+        }
+        if let adapter {
+            out.append(",\"adapter\":")
+            out.appendJSONString(adapter)
         }
         if let sid = report.sid {
             out.append(",\"sid\":")

@@ -22,7 +22,8 @@ package struct ReportPrinter {
         self.output = output
     }
 
-    package mutating func print(_ report: AdvertisingReport) {
+    /// Prints `report` (with `adapter`, the adapter that heard it, when a scan has several).
+    package mutating func print(_ report: AdvertisingReport, adapter: String? = nil) {
         reports += 1
         let match = formatter.decoder.decode(report.data)
         switch match {
@@ -41,9 +42,9 @@ package struct ReportPrinter {
         while true {
             var cursor = output.cursor(reserving: bound)
             if json {
-                formatter.json(report, match: match, into: &cursor)
+                formatter.json(report, match: match, adapter: adapter, into: &cursor)
             } else {
-                formatter.row(report, match: match, into: &cursor)
+                formatter.row(report, match: match, adapter: adapter, into: &cursor)
             }
             cursor.appendByte(UInt8(ascii: "\n"))
             if output.commit(cursor) { return }

@@ -14,7 +14,10 @@ extension ReportFormatter {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func row<Sink: ByteSink>(_ report: AdvertisingReport, match: GeoRacingMatch, into out: inout Sink) {
+    /// `adapter`: `beacond scan` with several adapters starts the details with the one that heard it.
+    func row<Sink: ByteSink>(
+        _ report: AdvertisingReport, match: GeoRacingMatch, adapter: String? = nil, into out: inout Sink
+    ) {
         var columnStart = out.appendedCount
         out.appendISO8601(micros: report.timestamp)
         Self.padColumn(from: columnStart, to: 28, in: &out)
@@ -30,6 +33,10 @@ extension ReportFormatter {
         Self.appendRightAligned(report.rssi, width: 5, into: &out)
         Self.appendRightAligned(report.txPower ?? report.data.txPowerLevel, width: 5, into: &out)
         out.append("  ")
+        if let adapter {
+            out.appendBytes(adapter)
+            out.append(": ")
+        }
         switch match {
         case .signal(let signal):
             Self.describe(signal, into: &out)

@@ -30,6 +30,19 @@ package enum StatusReport {
             health += " (\(TerminalText.escaped(mode)) scanning, \(hci.reports) reports, \(hci.restarts) restarts)"
         }
         out += line("scanner", health)
+        if status.scanner.adapters.count > 1 {
+            for adapter in status.scanner.adapters {
+                var text = TerminalText.escaped(adapter.name) + " " + adapter.state.rawValue
+                if let reports = adapter.reports { text += ", \(reports) reports" }
+                if let restarts = adapter.restarts { text += ", \(restarts) restarts" }
+                if let reconnects = adapter.reconnects { text += ", \(reconnects) reconnects" }
+                out += line("", text)
+            }
+            if let copies = status.scan?.copies {
+                out += line(
+                    "", "\(copies.dropped) copies heard on a second adapter dropped, \(copies.handovers) handovers")
+            }
+        }
         if let detail = status.scanner.detail {
             out += line("", TerminalText.escaped(detail))
         }

@@ -54,31 +54,66 @@ package struct ServerStatus: Hashable, Sendable, Decodable {
     }
 }
 
-/// `status.scan`: what the live advertisement sink received.
+/// `status.scan`: what the live advertisement sinks received, over every adapter.
 package struct ScanStatus: Hashable, Sendable, Decodable {
     package var reports: Int
     /// GeoRacing signals dropped because the hub's loop was too far behind.
     package var droppedSignals: Int
+    /// With several adapters: the copies of one advert heard on more than one; absent otherwise.
+    package var copies: CopyFilterStatus?
 
     enum CodingKeys: String, CodingKey {
         case reports
         case droppedSignals = "dropped_signals"
+        case copies
     }
 
-    package init(reports: Int, droppedSignals: Int) {
+    package init(reports: Int, droppedSignals: Int, copies: CopyFilterStatus? = nil) {
         self.reports = reports
         self.droppedSignals = droppedSignals
+        self.copies = copies
     }
 
     package func render(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("reports"); writer.int(reports)
         writer.key("dropped_signals"); writer.int(droppedSignals)
+        if let copies { writer.key("copies"); copies.render(into: &writer) }
         writer.endObject()
     }
 }
 
-/// `status.hci`: the HCI backend's counters (`--backend hci`).
+/// `status.scan.copies`: the filter that counts an advert heard on several adapters once
+/// (docs/fusion.md, "Several adapters").
+package struct CopyFilterStatus: Hashable, Sendable, Decodable {
+    /// Signals passed to the engine.
+    package var passed: Int
+    /// Another adapter's copies of an advert already passed, dropped.
+    package var dropped: Int
+    /// Copies passed because they were stronger than the adapter's that had the advert.
+    package var handovers: Int
+    /// Entries overwritten for want of room (an advert's next copy then passes again).
+    package var evictions: Int
+
+    package init(passed: Int, dropped: Int, handovers: Int, evictions: Int) {
+        self.passed = passed
+        self.dropped = dropped
+        self.handovers = handovers
+        self.evictions = evictions
+    }
+
+    package func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("passed"); writer.int(passed)
+        writer.key("dropped"); writer.int(dropped)
+        writer.key("handovers"); writer.int(handovers)
+        writer.key("evictions"); writer.int(evictions)
+        writer.endObject()
+    }
+}
+
+/// `status.hci`: the HCI backend's counters (`--backend hci`); with several adapters, their sums,
+/// `adapter` naming them all ("hci1,hci2") and `mode` the first one's that is up.
 package struct HCIBackendStatus: Hashable, Sendable, Decodable {
     package var adapter: String
     /// `legacy` or `extended`; nil while down.
@@ -116,6 +151,19 @@ package struct HCIBackendStatus: Hashable, Sendable, Decodable {
         writer.key("reconnects"); writer.int(reconnects)
         if let recording { writer.key("recording"); recording.render(into: &writer) }
         writer.endObject()
+    }
+
+    /// This adapter's counters and `other`'s, summed (`status.hci` over several adapters).
+    package func adding(_ other: HCIBackendStatus) -> HCIBackendStatus {
+        var sum = HCIBackendStatus(adapter: adapter + "," + other.adapter, mode: mode ?? other.mode)
+        sum.events = events &+ other.events
+        sum.reports = reports &+ other.reports
+        sum.malformed = malformed &+ other.malformed
+        sum.lastMalformed = other.lastMalformed ?? lastMalformed
+        sum.restarts = restarts &+ other.restarts
+        sum.reconnects = reconnects &+ other.reconnects
+        sum.recording = recording ?? other.recording
+        return sum
     }
 }
 
@@ -187,6 +235,19 @@ package struct BlueZStatus: Hashable, Sendable, Decodable {
         writer.key("discovery_refreshes"); writer.int(discoveryRefreshes)
         writer.key("discovery_refresh_failures"); writer.int(discoveryRefreshFailures)
         writer.endObject()
+    }
+
+    /// This adapter's counters and `other`'s, summed (`status.bluez` over several adapters).
+    package func adding(_ other: BlueZStatus) -> BlueZStatus {
+        var sum = BlueZStatus()
+        sum.updates = updates &+ other.updates
+        sum.reports = reports &+ other.reports
+        sum.skippedProperties = skippedProperties &+ other.skippedProperties
+        sum.malformedSignals = malformedSignals &+ other.malformedSignals
+        sum.evictedDevices = evictedDevices &+ other.evictedDevices
+        sum.discoveryRefreshes = discoveryRefreshes &+ other.discoveryRefreshes
+        sum.discoveryRefreshFailures = discoveryRefreshFailures &+ other.discoveryRefreshFailures
+        return sum
     }
 }
 

@@ -95,8 +95,20 @@ package enum WatchScreen {
         health.append("   scanner " + WatchLine.safe(status.scanner.backend) + " ")
         switch status.scanner.state {
         case .up: health.append("up")
+        case .degraded: health.append("DEGRADED", .alert)
         case .down: health.append("DOWN", .alert)
         case .none: health.append(status.scanner.stateInWords)
+        }
+        if status.scanner.adapters.count > 1 {
+            for (index, adapter) in status.scanner.adapters.enumerated() {
+                health.append((index == 0 ? " [" : ", ") + WatchLine.safe(adapter.name) + " ")
+                switch adapter.state {
+                case .up, .none: health.append(adapter.state == .up ? "up" : "off")
+                case .down, .recovering: health.append(adapter.state.rawValue.uppercased(), .alert)
+                }
+                if let restarts = adapter.restarts, restarts > 0 { health.append(" \(restarts) restarts") }
+            }
+            health.append("]")
         }
         if let detail = status.scanner.detail, status.scanner.state != .up {
             health.append(" (" + WatchLine.safe(detail) + ")")

@@ -137,7 +137,8 @@ extension ConfigKey {
         case .scannerBackend:
             return Row(\.scanner.backend, flag: "--backend", reload: .restart, parse: P.backend, format: \.rawValue)
         case .scannerAdapter:
-            return Row(\.scanner.adapter, flag: "--adapter", reload: .restart, parse: P.adapter, format: { $0 })
+            return Row(
+                \.scanner.adapters, flag: "--adapter", reload: .restart, parse: P.adapters, format: \.description)
         case .scannerCompanyID:
             return Row(
                 \.scanner.companyID, flag: "--company-id", reload: .restart, integer: 0...UInt16.max,

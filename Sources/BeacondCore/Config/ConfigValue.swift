@@ -203,7 +203,8 @@ package enum ConfigValueParser {
 
     static func adapter(_ value: RawConfigValue) throws(ConfigValueProblem) -> String {
         let text = try string(value, expected: "an adapter name like hci0")
-        guard text.utf8.count <= 64, !text.contains("/"), !text.contains(where: \.isWhitespace) else {
+        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x2F })
+        else {
             throw ConfigValueProblem("\(quoted(text)) is not an adapter name like hci0", at: value)
         }
         return text

@@ -26,6 +26,18 @@ extension DaemonConfiguration {
                     reason: "the scan window (\(scanner.scanWindowMs) ms) is longer than the scan interval "
                         + "(\(scanner.scanIntervalMs) ms, scanner.scan_interval_ms)"))
         }
+        if record.path != nil, scanner.backend != .replay, scanner.adapters.names.count != 1 {
+            problems.append(
+                origins.problem(
+                    .recordPath,
+                    reason: "a recording holds one adapter's traffic, and scanner.adapter is "
+                        + "\(scanner.adapters): record with one adapter"))
+        }
+        if scanner.backend == .bluez, scanner.adapters == .auto {
+            problems.append(
+                origins.problem(
+                    .scannerAdapter, reason: "auto needs the hci backend; with bluez, name the adapters: [hci0, hci1]"))
+        }
         if beacon.zone != nil, beacon.frameVersion.signs, security.keyFile == nil {
             problems.append(
                 origins.problem(

@@ -65,7 +65,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
         static let defaultBlueZRefresh: Int64 = 4_000_000
 
         package var backend: ScannerBackend = .hci
-        var adapter: String = defaultAdapter
+        package var adapters = ScannerAdapters.default
         package var companyID: UInt16 = GeoRacingSignal.defaultCompanyID
         /// The capture `--backend replay` reads.
         var replay: String?

@@ -31,7 +31,6 @@ package final class Daemon {
     private let server: TrackStateServer
     private let notifier = SystemdNotifier()
     private let backend: (any Service)?
-    private let scanSink: HubAdvertisementSink?
     private let poller: RemoteStatePoller?
     /// With `metrics.listen`: the Prometheus endpoint (docs/metrics.md).
     private let metricsServer: MetricsServer?
@@ -96,7 +95,9 @@ package final class Daemon {
         hub = TrackStateHub(
             eventLoop: loop, configuration: configuration.fusionConfiguration(), zoneNames: configuration.zones.names,
             clock: clock,
-            backend: scanner.backend.rawValue, logger: logger)
+            backend: scanner.backend.rawValue, adapters: scanner.backend == .replay ? [] : scanner.adapters.names,
+            copyFilter: scanner.backend != .replay && scanner.adapters.filtersCopies ? AdapterCopyFilter() : nil,
+            logger: logger)
         keyStatus = VenueKeyStatus(path: configuration.security.keyFile, keyring: keyring)
         try Self.startVerification(hub: hub, configuration: configuration, keyring: keyring, logger: logger)
         let inherited = ListenFDs.inherited().unixStreamListener(path: nil)
@@ -141,13 +142,10 @@ package final class Daemon {
             backend = ReplayBackend(
                 path: capture, clock: replayClock, loop: scanner.loop,
                 decoder: decoder, devices: devices, hub: hub, logger: logger)
-            scanSink = nil
         } else {
-            let sink = HubAdvertisementSink(hub: hub, decoder: decoder, devices: devices)
-            backend = try LiveScanner.make(
-                scanner, record: configuration.record, sink: sink,
-                retriesMissingAdapter: true, logger: logger, logLimiter: .shared)
-            scanSink = sink
+            backend = try ScannerSet.make(
+                scanner, record: configuration.record, hub: hub, decoder: decoder, devices: devices, logger: logger,
+                logLimiter: .shared)
         }
 
         if let url = configuration.remote.url {
@@ -192,7 +190,7 @@ package final class Daemon {
         if let metricsServer { outputs.append(metricsServer.metrics.publishLatencyOutput(clock: clock)) }
         hub.connect(outputs)
         let contributors: [(any StatusContributor)?] = [
-            configInForce, keyStatus, mqtt?.outbox, scanSink, backend as? any StatusContributor, poller, devices,
+            configInForce, keyStatus, mqtt?.outbox, backend as? any StatusContributor, poller, devices,
             beacon,
         ]
         for case let contributor? in contributors { status.add(contributor) }

@@ -29,7 +29,7 @@ extension TrackStateHub {
                 state: StateMessage(seq: seq, view: view), overrides: [], overridesOmitted: engine.overrideCount,
                 beacons: [], beaconsOmitted: directory.count,
                 remote: engine.remoteStatus(at: now).map(RemoteReport.init),
-                scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
+                scanner: scannerHealth.detailed,
                 counters: statusCounters(), signed: signedStatus(at: now))
         }
         // Only the listed entries are snapshot and reported: the rest are ranked and counted
@@ -55,7 +55,7 @@ extension TrackStateHub {
             overrides: overridesCut, overridesOmitted: max(0, overrides.activeCount - overrides.best.count),
             beacons: beaconsCut, beaconsOmitted: max(0, recent.total - recent.listed.count),
             remote: engine.remoteStatus(at: now).map(RemoteReport.init),
-            scanner: ScannerStatus(backend: scanner.backend, state: scanner.state, detail: scannerDetail),
+            scanner: scannerHealth.detailed,
             counters: statusCounters(), signed: signedStatus(at: now))
     }
 

@@ -24,8 +24,12 @@ package final class TrackStateHub: @unchecked Sendable {
     /// `zones.names`: a presentation concern, kept here rather than in the engine.
     private(set) var zoneNames: ZoneNames
     private(set) var directory = BeaconDirectory()
-    private(set) var scanner: ScannerStatus
-    private(set) var scannerDetail: String?
+    /// Changed only by `setScanner` (TrackStateHub+Scanner.swift).
+    var scannerHealth: ScannerHealth
+    /// The scanner's health as published (no reasons, no counters).
+    var scanner: ScannerStatus { scannerHealth.published }
+    /// Counts copies of an advert heard on several adapters once; nil with one adapter.
+    var copyFilter: AdapterCopyFilter?
     package private(set) var seq = 0
     private(set) var latest: PublishedState
     private var lastPublicationKey: PublicationKey?
@@ -73,7 +77,8 @@ package final class TrackStateHub: @unchecked Sendable {
 
     package init(
         eventLoop: EventLoop, configuration: FusionConfiguration, zoneNames: ZoneNames = ZoneNames(),
-        clock: EngineClock, backend: String, logger: Logger
+        clock: EngineClock, backend: String, adapters: [String] = [], copyFilter: AdapterCopyFilter? = nil,
+        logger: Logger
     ) {
         self.eventLoop = eventLoop
         self.clock = clock
@@ -81,7 +86,8 @@ package final class TrackStateHub: @unchecked Sendable {
         driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
         self.configuration = configuration
         self.zoneNames = zoneNames
-        scanner = ScannerStatus(backend: backend, state: .down)
+        scannerHealth = ScannerHealth(backend: backend, adapters: adapters)
+        self.copyFilter = copyFilter
         latest = PublishedState(time: clock.now(), decision: .undecided, changed: true)
     }
 
@@ -140,11 +146,15 @@ package final class TrackStateHub: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         countFrames(rejected: batch.rejectedFrames, userBeacons: batch.userBeacons)
         guard !batch.signals.isEmpty else { return }
-        for item in batch.signals {
+        var admitted = 0
+        for item in batch.signals where admits(item) {
+            admitted += 1
             _ = input(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
         }
+        guard admitted > 0 else { return }
         if !groupsInputs { driver.settle(emit: publish) }
         if wantsBeaconUpdates {
+            // A dropped copy offers its advert's update again: the coalescer keeps one per beacon.
             for item in batch.signals {
                 offerBeaconUpdate(OverrideKey(signal: item.signal, address: item.address), at: item.time)
             }
@@ -216,26 +226,6 @@ package final class TrackStateHub: @unchecked Sendable {
                 restoration.snapshot, fetchedAt: overflow ? .min : fetchedAt,
                 latchedSnapshot: restoration.latchedSnapshot, at: now)
         }
-    }
-
-    /// The scanner came up, went down or stopped. `detail` (why, for example the adapter is
-    /// gone) shows in status replies; only the state itself is published. A new state, or the
-    /// first reason given for one, is logged; a new detail alone (the next retry's delay) only at
-    /// debug level: the backends log their own failures.
-    func setScanner(_ state: ScannerStatus.State, detail: String? = nil) {
-        eventLoop.preconditionInEventLoop()
-        let stateChanged = scanner.state != state
-        if stateChanged || (scannerDetail == nil && detail != nil) {
-            logger.log(
-                level: state == .down ? .warning : .info,
-                "scanner \(scanner.backend) \(state.rawValue)\(detail.map { ": " + TerminalText.escaped($0) } ?? "")")
-        } else if detail != scannerDetail, let detail {
-            logger.debug("scanner \(scanner.backend) \(state.rawValue): \(TerminalText.escaped(detail))")
-        }
-        scannerDetail = detail
-        guard stateChanged else { return }
-        scanner.state = state
-        republish()
     }
 
     /// New fusion settings, and new zone names when given; publishes once, if what is shown changed.
@@ -322,7 +312,7 @@ package final class TrackStateHub: @unchecked Sendable {
     }
 
     /// Publishes again if something outside the engine's decision changed (scanner, configuration).
-    private func republish() {
+    func republish() {
         driver.reevaluate(at: clock.now(), emit: publish)
         rescheduleTimer()
     }

@@ -62,7 +62,22 @@ package enum MetricCatalogue {
     package static let remoteFresh = MetricFamily(
         name: "beacond_remote_fresh", kind: .gauge, help: "1 while the remote state is fresh, else 0.")
     package static let scannerUp = MetricFamily(
-        name: "beacond_scanner_up", kind: .gauge, help: "1 while the scanner backend is up, else 0.")
+        name: "beacond_scanner_up", kind: .gauge,
+        help: "1 while the scanner backend scans (up, or degraded: some of its adapters up), else 0.")
+    package static let scannerDegraded = MetricFamily(
+        name: "beacond_scanner_degraded", kind: .gauge,
+        help: "1 while some of the scanner's adapters scan and some do not, else 0.")
+    package static let adapterUp = MetricFamily(
+        name: "beacond_scanner_adapter_up", kind: .gauge, help: "1 while this adapter scans, else 0.")
+    package static let adapterReports = MetricFamily(
+        name: "beacond_scanner_adapter_reports_total", kind: .counter,
+        help: "Advertising reports this adapter delivered.")
+    package static let adapterRestarts = MetricFamily(
+        name: "beacond_scanner_adapter_restarts_total", kind: .counter,
+        help: "Scans restarted on this adapter (hci: the silence watchdog).")
+    package static let copiesDropped = MetricFamily(
+        name: "beacond_scan_copies_dropped_total", kind: .counter,
+        help: "Copies of an advert heard on another adapter too, dropped so the engine counts it once.")
     package static let scannerRestarts = MetricFamily(
         name: "beacond_scanner_restarts_total", kind: .counter,
         help: "Scanner restarts (the hci backend's silence and error restarts).")
@@ -112,7 +127,8 @@ package enum MetricCatalogue {
         buildInfo, uptime, trackMode, stateChanges, signalsReceived, signalsAccepted, signalsRepeated,
         signalsRejected, userBeacons, signalsContested, overridesActive, overridesExpired, overridesEvicted,
         remoteFetches,
-        remoteFailures, remoteAge, remoteFresh, scannerUp, scannerRestarts, reports, signalsDropped,
+        remoteFailures, remoteAge, remoteFresh, scannerUp, scannerDegraded, scannerRestarts, reports, signalsDropped,
+        adapterUp, adapterReports, adapterRestarts, copiesDropped,
         clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
         mqttSightingsDropped, beaconAdvertising, beaconFrames, signedAccepted, signedClockOffset, publishLatency,
     ]

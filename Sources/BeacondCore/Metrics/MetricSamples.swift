@@ -71,12 +71,22 @@ extension MetricSample {
         let health: [MetricSample] = [
             MetricSample(C.remoteAge, [], status.remote?.age ?? .nan),
             MetricSample(C.remoteFresh, status.remote?.fresh == true ? 1 : 0),
-            MetricSample(C.scannerUp, status.scanner.state == .up ? 1 : 0),
+            MetricSample(C.scannerUp, status.scanner.isScanning ? 1 : 0),
+            MetricSample(C.scannerDegraded, status.scanner.state == .degraded ? 1 : 0),
             MetricSample(C.scannerRestarts, status.hci?.restarts ?? 0),
             MetricSample(C.reports, [Label("backend", status.scanner.backend)], reports(status)),
             MetricSample(C.signalsDropped, status.scan?.droppedSignals ?? 0),
+            MetricSample(C.copiesDropped, status.scan?.copies?.dropped ?? 0),
         ]
         samples += health
+        // One series per adapter, from the daemon's start: its adapters are known by then (auto's
+        // appear when found).
+        for adapter in status.scanner.adapters {
+            let labels = [Label("adapter", adapter.name)]
+            samples.append(MetricSample(C.adapterUp, labels, adapter.state == .up ? 1 : 0))
+            samples.append(MetricSample(C.adapterReports, labels, adapter.reports ?? 0))
+            samples.append(MetricSample(C.adapterRestarts, labels, adapter.restarts ?? 0))
+        }
         var rejected: [(String, Int)] = [
             ("invalid_frame", counters.rejectedFrames), ("older_sequence", counters.olderIgnored),
             ("rssi", counters.filteredRSSI), ("zone", counters.filteredZone), ("allow_list", counters.filteredAllow),

@@ -18,6 +18,8 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
     static let maxBatchesInFlight = 64
 
     private let hub: TrackStateHub
+    /// The adapter this sink serves, for a scanner with adapters; nil: the scanner as a whole.
+    let adapter: ScannerAdapterTag?
     // Touched only by the backend's thread (the protocol's one-call-at-a-time rule).
     private var batcher: ScannedSignalBatcher
     private var reportsSinceFlush = 0
@@ -38,9 +40,14 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
     }
 
     /// `devices`: where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
-    package init(hub: TrackStateHub, decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil) {
+    /// `adapter`: the adapter whose backend feeds this sink (one sink per adapter).
+    package init(
+        hub: TrackStateHub, decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil,
+        adapter: ScannerAdapterTag? = nil
+    ) {
         self.hub = hub
-        batcher = ScannedSignalBatcher(decoder: decoder, devices: devices, defersDevices: true)
+        self.adapter = adapter
+        batcher = ScannedSignalBatcher(decoder: decoder, devices: devices, defersDevices: true, adapter: adapter)
     }
 
     /// Reports received and signals dropped because the loop fell behind.
@@ -116,9 +123,10 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
             handoff.generation &+= 1
             return earlier
         }
+        let name = adapter?.name
         hub.eventLoop.execute { [hub] in
             if !earlier.isEmpty { hub.ingest(earlier) }
-            hub.setScanner(state, detail: detail)
+            hub.setScanner(state, detail: detail, adapter: name)
         }
     }
 

@@ -11,19 +11,22 @@ extension BlueZScannerBackend: StatusContributor {
     func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.bluez = counters.status }
 }
 
-/// Builds the live scanner backend a configuration names, feeding `sink`. The replay backend
-/// is not live and is built by the daemon itself.
+/// Builds the live scanner backend a configuration names for one adapter, feeding `sink`. The
+/// daemon builds one per adapter (`ScannerSet`); the replay backend is not live and is built by
+/// the daemon itself.
 ///
 /// `retriesMissingAdapter`: the daemon (true) waits for an adapter that is not there yet, state
 /// `down`, retrying with backoff; `beacond scan` (false) fails at once with the reason.
 package enum LiveScanner {
     package static func make(
-        _ scanner: DaemonConfiguration.Scanner, record: DaemonConfiguration.Record, sink: any AdvertisementSink,
+        _ scanner: DaemonConfiguration.Scanner, adapter: String, record: DaemonConfiguration.Record,
+        sink: any AdvertisementSink,
         retriesMissingAdapter: Bool, logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter()
     ) throws -> any Service {
         switch scanner.backend {
         case .hci:
-            let configuration = HCIScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter)
+            let configuration = HCIScannerConfiguration(
+                scanner, adapter: adapter, retriesMissingAdapter: retriesMissingAdapter)
             do {
                 // Checked before the recorder rotates any file.
                 try configuration.validate()
@@ -45,7 +48,8 @@ package enum LiveScanner {
             }
             do {
                 return try BlueZScannerBackend(
-                    configuration: BlueZScannerConfiguration(scanner, retriesMissingAdapter: retriesMissingAdapter),
+                    configuration: BlueZScannerConfiguration(
+                        scanner, adapter: adapter, retriesMissingAdapter: retriesMissingAdapter),
                     sink: sink, logger: logger, logLimiter: logLimiter)
             } catch {
                 throw DaemonStartError(

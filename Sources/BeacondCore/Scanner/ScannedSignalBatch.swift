@@ -1,4 +1,5 @@
 import BLEPayload
+import CircuitState
 
 /// Signals decoded from advertising reports, and how many GeoRacing frames were rejected and how
 /// many were attendees' user beacons, on their way to the hub in one hop of its event loop.
@@ -43,6 +44,9 @@ struct ScannedSignalBatcher {
     let decoder: GeoRacingDecoder
     /// Where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
     let devices: NearbyDeviceTable?
+    /// Stamped on each signal: the adapter heard it, and whether the hub filters copies (then
+    /// each signal carries its copy key).
+    let adapter: ScannerAdapterTag?
     private var batch = ScannedSignalBatch()
     /// Reports for `devices` not yet recorded, when it defers them (`recordDevices`).
     private var sightings: [NearbyDevices.Sighting] = []
@@ -50,9 +54,13 @@ struct ScannedSignalBatcher {
 
     /// `defersDevices`: other devices' reports are recorded under one lock per batch (a live
     /// burst, which calls `recordDevices` at its end) rather than one lock each.
-    init(decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil, defersDevices: Bool = false) {
+    init(
+        decoder: GeoRacingDecoder, devices: NearbyDeviceTable? = nil, defersDevices: Bool = false,
+        adapter: ScannerAdapterTag? = nil
+    ) {
         self.decoder = decoder
         self.devices = devices
+        self.adapter = adapter
         self.defersDevices = defersDevices && devices != nil
         batch.signals.reserveCapacity(Self.limit)
         if self.defersDevices { sightings.reserveCapacity(Self.limit) }
@@ -67,10 +75,17 @@ struct ScannedSignalBatcher {
     mutating func add(_ report: AdvertisingReport, at time: Int64) {
         switch decoder.decode(report.data) {
         case .signal(let signal):
-            batch.signals.append(
-                ScannedSignal(
-                    signal: signal, address: report.address, rssi: report.rssi,
-                    txPower: report.txPower ?? report.data.txPowerLevel, time: time))
+            var scanned = ScannedSignal(
+                signal: signal, address: report.address, rssi: report.rssi,
+                txPower: report.txPower ?? report.data.txPowerLevel, time: time)
+            if let adapter {
+                scanned.adapter = adapter.index
+                if adapter.filtersCopies {
+                    scanned.copyKey = AdapterCopyFilter.key(
+                        address: report.address.rawValue, payload: report.data.bytes)
+                }
+            }
+            batch.signals.append(scanned)
         case .rejected:
             batch.rejectedFrames += 1
         case .userBeacon:

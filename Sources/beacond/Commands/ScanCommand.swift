@@ -77,21 +77,30 @@ struct ScanCommand: AsyncParsableCommand {
 
         let output = OutputStream(fd: STDOUT_FILENO)
         let formatter = ReportFormatter(decoder: GeoRacingDecoder(companyID: settings.scanner.companyID))
-        let sink = PrintingAdvertisementSink(
-            printer: ReportPrinter(formatter: formatter, all: all, json: json, output: output))
-        let backend: any Service
-        do {
-            backend = try LiveScanner.make(
-                settings.scanner, record: settings.record, sink: sink,
-                retriesMissingAdapter: false, logger: logger)
-        } catch {
-            printError("beacond scan: \(error)")
-            throw ExitCode(1)
+        let printer = ScanPrinter(ReportPrinter(formatter: formatter, all: all, json: json, output: output))
+        let names = settings.scanner.adapters.names
+        guard !names.isEmpty else {
+            printError(
+                "beacond scan: scanner.adapter: auto is for the daemon; name the adapters to scan (--adapter hciN)")
+            throw ExitCode(64)
+        }
+        var backends: [any Service] = []
+        for name in names {
+            let sink = PrintingAdvertisementSink(printer: printer, adapter: names.count > 1 ? name : nil)
+            do {
+                backends.append(
+                    try LiveScanner.make(
+                        settings.scanner, adapter: name, record: settings.record, sink: sink,
+                        retriesMissingAdapter: false, logger: logger))
+            } catch {
+                printError("beacond scan: \(error)")
+                throw ExitCode(1)
+            }
         }
 
         let started = MonotonicClock.micros()
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [backend], logger: logger))
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: backends, logger: logger))
         let deadline = duration.map { started + $0.micros }
         let stopper = Task {
             await withTaskGroup(of: Void.self) { tasks in
@@ -99,7 +108,7 @@ struct ScanCommand: AsyncParsableCommand {
                     for await _ in signals { return }
                 }
                 tasks.addTask {
-                    for await _ in sink.readerGoneEvents {}
+                    for await _ in printer.readerGoneEvents {}
                 }
                 if let deadline {
                     tasks.addTask {
@@ -121,7 +130,7 @@ struct ScanCommand: AsyncParsableCommand {
             failure = error
         }
         output.flush()
-        printError(sink.summary(elapsedMicros: MonotonicClock.micros() - started))
+        printError(printer.summary(elapsedMicros: MonotonicClock.micros() - started))
         if let failure {
             printError("beacond scan: \(failure)")
             throw ExitCode(1)

@@ -6,8 +6,12 @@ struct ScannerOptions: ParsableArguments {
     @Option(key: .scannerBackend, help: "Scanner backend: hci or bluez; run also takes replay", valueName: "backend")
     var backend: ConfigFlag?
 
-    @Option(key: .scannerAdapter, help: "Bluetooth adapter", valueName: "hciN")
-    var adapter: ConfigFlag?
+    @Option(
+        name: .configKey(.scannerAdapter),
+        help: .configKey(
+            .scannerAdapter, "Bluetooth adapter; give it again to scan several at once, or auto (run, hci) for all",
+            valueName: "hciN"))
+    var adapter: [String] = []
 
     @Option(key: .scannerCompanyID, help: "GeoRacing company id, decimal or 0x hex", valueName: "id")
     var companyID: ConfigFlag?
@@ -35,7 +39,8 @@ struct ScannerOptions: ParsableArguments {
     /// The flags given.
     var flags: [ConfigFlag?] {
         [
-            backend, adapter, companyID, .switched(.scannerActive, active), scanIntervalMs, scanWindowMs, record,
+            backend, adapter.isEmpty ? nil : ConfigFlag(.scannerAdapter, adapter.joined(separator: ",")), companyID,
+            .switched(.scannerActive, active), scanIntervalMs, scanWindowMs, record,
             recordMaxMB, recordKeep,
         ]
     }

@@ -17,7 +17,7 @@ import Testing
             let configuration = try scratch.load(text)
             #expect(configuration == DaemonConfiguration(), "\(text.debugDescription)")
             #expect(configuration.scanner.backend == .hci)
-            #expect(configuration.scanner.adapter == "hci0")
+            #expect(configuration.scanner.adapters == .named(["hci0"]))
             #expect(configuration.scanner.companyID == 0x1234)
             #expect(configuration.scanner.replay == nil)
             #expect(configuration.scanner.speed == .factor(millionths: 1_000_000))
@@ -92,7 +92,7 @@ import Testing
               keep: 3
             """)
         #expect(configuration.scanner.backend == .replay)
-        #expect(configuration.scanner.adapter == "hci1")
+        #expect(configuration.scanner.adapters == .named(["hci1"]))
         #expect(configuration.scanner.companyID == 0xFFFE)
         #expect(configuration.scanner.replay == capture)
         #expect(configuration.scanner.speed == .factor(millionths: 2_500_000))

@@ -33,7 +33,7 @@ import Testing
             adapter: "hci2", companyID: "0x00AB", pollInterval: "2.5", policy: "most-severe", minRSSI: "-60",
             zones: "3,4", socket: "/tmp/b.sock", stateDir: "/tmp/state", record: "/tmp/rec.pcap", logLevel: "debug")
         let configuration = try scratch.load(Self.file, overrides: overrides)
-        #expect(configuration.scanner.adapter == "hci2")
+        #expect(configuration.scanner.adapters == .named(["hci2"]))
         #expect(configuration.scanner.companyID == 0xAB)
         #expect(configuration.remote.pollInterval == 2_500_000)
         #expect(configuration.fusion.policy == .mostSevere)
@@ -210,7 +210,7 @@ import Testing
         #expect(effective.remote.staleAfter == 30 * Self.second)
         #expect(effective.log.level == .debug)
         #expect(effective.scanner.backend == .hci)
-        #expect(effective.scanner.adapter == "hci1")
+        #expect(effective.scanner.adapters == .named(["hci1"]))
         #expect(effective.socket.path == "/run/beacond/a.sock")
         #expect(effective.socket.maxClients == 1024)
         #expect(effective.fusion.maxEntries == 4096)
@@ -242,7 +242,7 @@ import Testing
 
     @Test func restartOnlyChangesLeaveTheRunningConfiguration() throws {
         var changed = DaemonConfiguration()
-        changed.scanner.adapter = "hci7"
+        changed.scanner.adapters = .named(["hci7"])
         changed.scanner.speed = .max
         let plan = changed.reloadPlan(from: DaemonConfiguration())
         #expect(plan.applied.isEmpty)

@@ -16,7 +16,13 @@ import Testing
     static let second: Int64 = 1_000_000
 
     static func status(mode: String = "red_flag") -> StatusMessage {
-        let scanner = ScannerStatus(backend: "hci", state: .up)
+        let scanner = ScannerStatus(
+            backend: "hci", state: .degraded,
+            adapters: [
+                AdapterHealth(name: "hci1", state: .up, reports: 700, restarts: 2, reconnects: 0),
+                AdapterHealth(
+                    name: "hci2", state: .recovering, detail: "gone", reports: 300, restarts: 0, reconnects: 1),
+            ])
         let state = StateMessage(
             seq: 12, time: WallTime(micros: 0), mode: mode, source: "beacon", zone: 3, beacon: nil, remote: nil,
             scanner: scanner)
@@ -48,7 +54,9 @@ import Testing
         hci.restarts = 2
         hci.reports = 900
         status.hci = hci
-        status.scan = ScanStatus(reports: 1000, droppedSignals: 14)
+        status.scan = ScanStatus(
+            reports: 1000, droppedSignals: 14,
+            copies: CopyFilterStatus(passed: 750, dropped: 250, handovers: 3, evictions: 0))
         var server = ServerStatus()
         server.clients = 5
         server.rejectedClients = 15
@@ -106,7 +114,14 @@ import Testing
         #expect(values["beacond_remote_age_seconds"] == 1.25)
         #expect(values["beacond_remote_fresh"] == 1)
         #expect(values["beacond_scanner_up"] == 1)
+        #expect(values["beacond_scanner_degraded"] == 1)
         #expect(values["beacond_scanner_restarts_total"] == 2)
+        #expect(values["beacond_scanner_adapter_up{adapter=hci1}"] == 1)
+        #expect(values["beacond_scanner_adapter_up{adapter=hci2}"] == 0)
+        #expect(values["beacond_scanner_adapter_reports_total{adapter=hci1}"] == 700)
+        #expect(values["beacond_scanner_adapter_reports_total{adapter=hci2}"] == 300)
+        #expect(values["beacond_scanner_adapter_restarts_total{adapter=hci1}"] == 2)
+        #expect(values["beacond_scan_copies_dropped_total"] == 250)
         // The live sink's count wins over the backend's own.
         #expect(values["beacond_reports_total{backend=hci}"] == 1000)
         #expect(values["beacond_scan_signals_dropped_total"] == 14)

@@ -60,12 +60,14 @@ extension StatusMessage {
         state.zone = 3
         state.beacon = StatusMessage.sampleBeacon()
         state.remote = Self.remote
-        state.scanner = ScannerStatus(backend: "hci", state: .up)
+        state.scanner = ScannerStatus(backend: "hci", state: .up, adapters: [AdapterHealth(name: "hci0", state: .up)])
         let line = text(state)
         #expect(line.hasPrefix(#"{"type":"state","seq":7,"ts":1778932800.123456,"mode":"red_flag","source":"beacon","#))
         #expect(line.contains(#""distance_m":3.98,"seq":17,"ttl":10,"active":true"#))
         #expect(line.contains(#""age_s":1.250,"message":"Session \"running\"\n","last_error":null"#))
-        #expect(line.hasSuffix(#""scanner":{"backend":"hci","state":"up"}}"# + "\n"))
+        #expect(
+            line.hasSuffix(
+                #""scanner":{"backend":"hci","state":"up","adapters":[{"name":"hci0","state":"up"}]}}"# + "\n"))
         #expect(try roundTrip(state) == .state(state))
 
         // Nulls where the protocol allows them.
@@ -110,6 +112,26 @@ extension StatusMessage {
         #expect(try roundTrip(message) == .beacon(message))
     }
 
+    /// `adapters` and the `degraded` state (issue 32): a line from an older daemon, without
+    /// `adapters`, decodes with none; `degraded` round-trips.
+    @Test func scannerAdaptersRoundTripAndMayBeAbsent() throws {
+        var state = StatusMessage.sample().state
+        state.scanner = ScannerStatus(
+            backend: "hci", state: .degraded,
+            adapters: [AdapterHealth(name: "hci1", state: .up), AdapterHealth(name: "hci2", state: .down)])
+        let line = text(state)
+        #expect(
+            line.contains(
+                #""scanner":{"backend":"hci","state":"degraded","adapters":[{"name":"hci1","state":"up"},"#
+                    + #"{"name":"hci2","state":"down"}]}"#))
+        #expect(try roundTrip(state) == .state(state))
+        let older = line.replacingOccurrences(
+            of: #","adapters":[{"name":"hci1","state":"up"},{"name":"hci2","state":"down"}]"#, with: "")
+        var expected = state
+        expected.scanner.adapters = []
+        #expect(try ServerMessage(line: Array(older.utf8.dropLast())) == .state(expected))
+    }
+
     @Test func beaconRoundTrips() throws {
         var beacon = StatusMessage.sampleBeacon()
         beacon.kind = "staff"
@@ -138,10 +160,19 @@ extension StatusMessage {
         status.beacons = [StatusMessage.sampleBeacon(), StatusMessage.sampleBeacon()]
         status.beaconsOmitted = 0
         status.remote = Self.remote
-        status.scanner = ScannerStatus(backend: "hci", state: .down, detail: "adapter hci0 is gone; retrying in 4 s")
+        status.scanner = ScannerStatus(
+            backend: "hci", state: .degraded, detail: "hci0: adapter hci0 is gone; retrying in 4 s",
+            adapters: [
+                AdapterHealth(
+                    name: "hci0", state: .recovering, detail: "adapter hci0 is gone; retrying in 4 s", reports: 60,
+                    restarts: 1, reconnects: 2),
+                AdapterHealth(name: "hci1", state: .up, reports: 40, restarts: 0, reconnects: 0),
+            ])
         status.counters.signals = 9
         status.counters.subscribers = 2
-        status.scan = ScanStatus(reports: 100, droppedSignals: 1)
+        status.scan = ScanStatus(
+            reports: 100, droppedSignals: 1,
+            copies: CopyFilterStatus(passed: 70, dropped: 30, handovers: 2, evictions: 0))
         var hci = HCIBackendStatus(adapter: "hci0", mode: nil)
         hci.events = 6
         hci.lastMalformed = "report 2: length 40 past the event end (at byte 12)"
@@ -160,7 +191,13 @@ extension StatusMessage {
         let line = text(status)
         #expect(line.hasPrefix(#"{"type":"status","protocol":1,"version":"#))
         #expect(line.contains(#""uptime_s":12.345,"state":{"seq":1,"ts":"#))
-        #expect(line.contains(#""state":"down","detail":"adapter hci0 is gone; retrying in 4 s"}"#))
+        #expect(
+            line.contains(
+                #""state":"degraded","detail":"hci0: adapter hci0 is gone; retrying in 4 s","#
+                    + #""adapters":[{"name":"hci0","state":"recovering","#
+                    + #""detail":"adapter hci0 is gone; retrying in 4 s","reports":60,"restarts":1,"reconnects":2},"#
+                    + #"{"name":"hci1","state":"up","reports":40,"restarts":0,"reconnects":0}]}"#))
+        #expect(line.contains(#""copies":{"passed":70,"dropped":30,"handovers":2,"evictions":0}"#))
         #expect(line.contains(#""failures":{"timeout":2,"http_status":0}"#))
         #expect(try roundTrip(status) == .status(status))
 

@@ -212,7 +212,7 @@ extension BlueZScannerBackendTests {
         let scratch = ConfigScratch()
         let configuration = try scratch.load("scanner:\n  backend: bluez\n  bluez_refresh_s: 2.5\n")
         #expect(configuration.scanner.blueZRefresh == 2_500_000)
-        let backend = BlueZScannerConfiguration(configuration.scanner, retriesMissingAdapter: true)
+        let backend = BlueZScannerConfiguration(configuration.scanner, adapter: "hci0", retriesMissingAdapter: true)
         #expect(backend.refreshInterval == 2_500_000)
         #expect(try scratch.load("scanner:\n  bluez_refresh_s: 0\n").scanner.blueZRefresh == 0)
         #expect(try scratch.load("scanner:\n  bluez_refresh_s: 3600\n").scanner.blueZRefresh == 3_600_000_000)

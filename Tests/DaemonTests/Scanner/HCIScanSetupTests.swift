@@ -86,12 +86,12 @@ import Testing
 
     @Test func theDaemonConfigurationMapsOntoTheScanner() {
         var scanner = DaemonConfiguration.Scanner()
-        scanner.adapter = "hci1"
+        scanner.adapters = .named(["hci0", "hci1"])
         scanner.active = true
         scanner.scanIntervalMs = 300
         scanner.scanWindowMs = 30
         scanner.silenceRestart = 0
-        let configuration = HCIScannerConfiguration(scanner, retriesMissingAdapter: false)
+        let configuration = HCIScannerConfiguration(scanner, adapter: "hci1", retriesMissingAdapter: false)
         #expect(configuration.adapter == "hci1")
         #expect(configuration.active)
         #expect(configuration.interval == 300_000)

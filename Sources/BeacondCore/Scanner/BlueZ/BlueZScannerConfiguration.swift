@@ -27,8 +27,8 @@ struct BlueZScannerConfiguration: Sendable {
 
     init() {}
 
-    init(_ scanner: DaemonConfiguration.Scanner, retriesMissingAdapter: Bool) {
-        adapter = scanner.adapter
+    init(_ scanner: DaemonConfiguration.Scanner, adapter: String, retriesMissingAdapter: Bool) {
+        self.adapter = adapter
         companyID = scanner.companyID
         silenceRestart = scanner.silenceRestart
         refreshInterval = scanner.blueZRefresh

@@ -35,10 +35,10 @@ package struct HCIScannerConfiguration: Hashable, Sendable {
         self.retriesMissingAdapter = retriesMissingAdapter
     }
 
-    /// The settings of a configuration's scanner section.
-    init(_ scanner: DaemonConfiguration.Scanner, retriesMissingAdapter: Bool) {
+    /// The settings of a configuration's scanner section, for one of its adapters.
+    init(_ scanner: DaemonConfiguration.Scanner, adapter: String, retriesMissingAdapter: Bool) {
         self.init(
-            adapter: scanner.adapter, active: scanner.active, intervalMs: scanner.scanIntervalMs,
+            adapter: adapter, active: scanner.active, intervalMs: scanner.scanIntervalMs,
             windowMs: scanner.scanWindowMs, silenceRestart: scanner.silenceRestart,
             retriesMissingAdapter: retriesMissingAdapter)
     }
