@@ -137,7 +137,7 @@ test-stack: deps-stack deb
 	rm -rf $(STACK_UPGRADE)
 	scripts/build-deb.sh $(RELEASE) $(STACK_UPGRADE) "$$($(RELEASE) --version)+upgrade1" >/dev/null
 	@started=$$(date +%s); failed=0; \
-	Tests/Stack/boot.sh guest-hci-legacy.sh $(STACK_RESULTS)/legacy 180 || failed=1; \
+	Tests/Stack/boot.sh guest-hci-legacy.sh $(STACK_RESULTS)/legacy 300 || failed=1; \
 	Tests/Stack/boot.sh guest-hci.sh $(STACK_RESULTS)/hci 300 || failed=1; \
 	Tests/Stack/boot.sh guest-bluez.sh $(STACK_RESULTS)/bluez 200 || failed=1; \
 	Tests/Stack/boot.sh --systemd guest-systemd.sh $(STACK_RESULTS)/systemd 420 || failed=1; \

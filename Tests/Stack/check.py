@@ -4,7 +4,8 @@
 
 usage: check.py BEACOND RESULTS_DIR/legacy RESULTS_DIR/hci [RESULTS_DIR/bluez [RESULTS_DIR/systemd]]
   BEACOND: the binary the guest ran (its `replay` decodes the recording here, on the host).
-  The bluez boot's checks are in check_bluez.py, the systemd boot's in check_systemd.py.
+  The bluez boot's checks are in check_bluez.py, the systemd boot's in check_systemd.py, the
+  several adapters' (in the legacy boot) in check_adapters.py.
 """
 import json
 import os
@@ -344,6 +345,9 @@ def main():
               f"exit {rc}" if rc else "no result: see boot.sh's output above")
     if os.path.isdir(legacy):
         latencies += legacy_group(legacy)
+        sys.dont_write_bytecode = True
+        import check_adapters
+        latencies += check_adapters.adapters_group(sys.modules[__name__], legacy)
     else:
         check("legacy: results present", False, legacy)
     if os.path.isdir(hci):

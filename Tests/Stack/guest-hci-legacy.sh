@@ -2,8 +2,9 @@
 # Boot "legacy": btvirt's LE-only controllers (-L, Bluetooth 4.x: no extended scanning). beacond run
 # publishes each flag; then `beacond beacon` on hci0 follows a race control stand-in and the daemon
 # hears it on hci1; then a staff app's command frames and an attendee's user beacons come from hci2;
-# SIGTERM disables the scan; then signed v3 frames and an attacker on hci2. Checked on the host by
-# check.py (groups legacy, beacon, frames, share) and check_signed.py (group signed).
+# SIGTERM disables the scan; then signed v3 frames and an attacker on hci2; then a daemon on hci1 and
+# hci2 at once, and one on every adapter (auto). Checked on the host by check.py (groups legacy,
+# beacon, frames, share), check_signed.py (group signed) and check_adapters.py (multi, auto).
 source "$(dirname "$0")/guest-lib.sh"
 start_controllers -L -l3 || exit 1
 daemon_start legacy --backend hci || exit 1
@@ -99,4 +100,36 @@ daemon_stop signed
 cp /tmp/signed-state/signed-marks "$results/signed-marks" 2>/dev/null
 stop_pid "$signed_beacon_pid" 20
 echo "$?" >"$results/signed-beacon.rc"
+
+# Several adapters (issue 32): hci0 advertises, the daemon scans hci1 and hci2. A red flag heard by
+# both is published once; hciconfig hci1 down in the middle of it leaves its refreshes flowing
+# through hci2 (TTL 4 s, advertised for 12 s: without hci2 the flag would lapse), the scanner
+# degraded; hci1 up again, up again. (Starting, the scanner passes through degraded once: hence 2.)
+daemon_start multi --backend hci --adapter hci2 || exit 1
+advertise multi red_flag:6:4:12 &
+advertise_pid=$!
+sleep 4
+step "multi: hciconfig hci1 down"
+hciconfig hci1 down
+wait_for "multi: scanner degraded" 20 scanner_state_count 2 degraded "$results/multi-states.jsonl"
+wait "$advertise_pid"
+"$beacond" status --socket /tmp/multi.sock --json >"$results/multi-status.json" 2>>"$results/multi-status.err"
+adapter_up hci1
+wait_for "multi: scanner up again" 30 scanner_state_count 2 up "$results/multi-states.jsonl"
+daemon_stop multi
+
+# scanner.adapter: auto, started with no adapter at all: the daemon finds btvirt's controllers when
+# they appear, and finds them again after the vhci device is removed and added back.
+stop_controllers
+daemon_adapters="--adapter auto" daemon_launch auto --backend hci
+wait_for "auto: scanner down, no adapter yet" 30 scanner_state_count 1 down "$results/auto-states.jsonl"
+start_controllers -L -l3 || exit 1
+wait_for "auto: scanner up on the adapters found" 60 scanner_state_count 1 up "$results/auto-states.jsonl"
+advertise auto evacuation:7:4:3
+stop_controllers
+wait_for "auto: scanner down (vhci removed)" 20 scanner_state_count 2 down "$results/auto-states.jsonl"
+start_controllers -L -l3 || exit 1
+wait_for "auto: scanner up again (vhci added)" 60 scanner_state_count 2 up "$results/auto-states.jsonl"
+advertise auto red_flag:8:4:3
+daemon_stop auto
 exit 0

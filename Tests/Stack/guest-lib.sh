@@ -26,7 +26,8 @@ wait_for() {
 	step "ok: $what"
 }
 
-# Starts btvirt with OPTIONS and brings both controllers up. hci0 advertises, hci1 scans.
+# Starts btvirt with OPTIONS and brings its controllers up: hci0 and hci1, and hci2 with -l3.
+# hci0 advertises, hci1 (and hci2) scan.
 start_controllers() {
 	step "btvirt $*"
 	btvirt "$@" >>"$results/btvirt.log" 2>&1 &
@@ -34,6 +35,10 @@ start_controllers() {
 	wait_for "hci0 and hci1 registered" 20 \
 		test -e /sys/class/bluetooth/hci0 -a -e /sys/class/bluetooth/hci1 || return 1
 	adapter_up hci0 && adapter_up hci1 || return 1
+	if [[ " $* " == *" -l3 "* ]]; then
+		wait_for "hci2 registered" 20 test -e /sys/class/bluetooth/hci2 || return 1
+		adapter_up hci2 || return 1
+	fi
 	hciconfig -a >>"$results/hciconfig.log" 2>&1 || true # LE-only controllers have no local name
 }
 
@@ -47,7 +52,7 @@ stop_controllers() {
 	step "btvirt stopped"
 	kill "$btvirt_pid" 2>/dev/null
 	wait "$btvirt_pid" 2>/dev/null
-	wait_for "hci1 removed" 20 test ! -e /sys/class/bluetooth/hci1
+	wait_for "hci1 removed" 20 test ! -e /sys/class/bluetooth/hci1 -a ! -e /sys/class/bluetooth/hci2
 }
 
 # set_race_control MODE TEMPERATURE: what the race-control stand-in (racecontrol.py) serves from now.
@@ -122,22 +127,28 @@ stop_pid() {
 	wait "$pid" 2>/dev/null
 }
 
-# daemon_start NAME ARGUMENTS...: btmon records everything beside it; beacond run (hci1, RSSI
-# floor -60 dBm, which btvirt's "not available" 127 must pass; ARGUMENTS add the backend) and a
-# subscriber writing what it publishes to $results/NAME-states.jsonl.
-daemon_start() {
+# daemon_launch NAME ARGUMENTS...: btmon records everything beside it; beacond run (on hci1, or
+# on the adapters daemon_adapters names; RSSI floor -60 dBm, which btvirt's "not available" 127
+# must pass; ARGUMENTS add the backend) and a subscriber writing what it publishes to
+# $results/NAME-states.jsonl. daemon_start NAME ARGUMENTS... then waits for the scanner to be up.
+daemon_launch() {
 	local name=$1
 	shift
 	btmon -w "$results/$name-btmon.btsnoop" >/dev/null 2>&1 &
 	btmon_pid=$!
 	mkdir -p "/tmp/$name-state"
-	"$beacond" run --adapter hci1 --socket "/tmp/$name.sock" --state-dir "/tmp/$name-state" \
+	# shellcheck disable=SC2086 # daemon_adapters holds flags
+	"$beacond" run ${daemon_adapters:---adapter hci1} --socket "/tmp/$name.sock" --state-dir "/tmp/$name-state" \
 		--min-rssi -60 --log-level debug "$@" >"$results/$name-beacond.log" 2>&1 &
 	daemon_pid=$!
 	python3 "$stack/subscribe.py" "/tmp/$name.sock" "$results/$name-states.jsonl" --wait 60 ${subscribe_flags:-} \
 		2>>"$results/$name-subscribe.log" &
 	subscriber_pid=$!
-	wait_for "$name: scanner up" 60 scanner_state_count 1 up "$results/$name-states.jsonl"
+}
+
+daemon_start() {
+	daemon_launch "$@"
+	wait_for "$1: scanner up" 60 scanner_state_count 1 up "$results/$1-states.jsonl"
 }
 
 daemon_stop() {

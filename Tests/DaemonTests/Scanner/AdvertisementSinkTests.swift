@@ -185,4 +185,37 @@ import Testing
         #expect(printed == expected.bytes)
         #expect(sink.summary(elapsedMicros: 1_000_000).hasPrefix("scan: 2 reports, 1 GeoRacing signals"))
     }
+
+    /// `scan` with several adapters: one printer, each line naming the adapter that heard it.
+    @Test func scanWithSeveralAdaptersNamesTheAdapterOnEachLine() throws {
+        var pipe: [Int32] = [0, 0]
+        #expect(pipe.withUnsafeMutableBufferPointer { Glibc.pipe($0.baseAddress) } == 0)
+        defer { close(pipe[0]) }
+        let formatter = ReportFormatter(decoder: GeoRacingDecoder())
+        let printer = ScanPrinter(
+            ReportPrinter(formatter: formatter, all: false, json: true, output: OutputStream(fd: pipe[1])))
+        let sinks = ["hci1", "hci2"].map { PrintingAdvertisementSink(printer: printer, adapter: $0) }
+        for sink in sinks {
+            Self.withReport(Self.frame(Self.redFlag)) { sink.receive($0, bootMicros: 0) }
+            sink.flush()
+        }
+        close(pipe[1])
+        var printed: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            printed += chunk[0..<count]
+        }
+        let lines = String(decoding: printed, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains(#""adapter":"hci1""#) == true)
+        #expect(lines.last?.contains(#""adapter":"hci2""#) == true)
+        #expect(printer.summary(elapsedMicros: 1_000_000).hasPrefix("scan: 2 reports, 2 GeoRacing signals"))
+        var row: [UInt8] = []
+        Self.withReport(Self.frame(Self.redFlag)) { report in
+            formatter.row(report, match: formatter.decoder.decode(report.data), adapter: "hci2", into: &row)
+        }
+        #expect(String(decoding: row, as: UTF8.self).contains("  hci2: v1 zone 3 RED FLAG"))
+    }
 }

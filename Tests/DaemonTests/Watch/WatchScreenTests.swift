@@ -121,6 +121,31 @@ enum WatchSamples {
         #expect(!(lines.first { $0.contains("zone 1 ") } ?? "").contains("contested"))
     }
 
+    /// Several adapters (issue 32): the whole and each adapter, in `watch` and in `status`.
+    @Test func aDegradedScannerNamesEachAdapter() {
+        var status = WatchSamples.status()
+        status.scanner = ScannerStatus(
+            backend: "hci", state: .degraded, detail: "hci2: adapter hci2 is gone; retrying in 2 s",
+            adapters: [
+                AdapterHealth(name: "hci1", state: .up, reports: 900, restarts: 1, reconnects: 0),
+                AdapterHealth(name: "hci2", state: .recovering, detail: "adapter hci2 is gone", reports: 400),
+            ])
+        status.scan = ScanStatus(
+            reports: 1300, droppedSignals: 0,
+            copies: CopyFilterStatus(passed: 900, dropped: 400, handovers: 2, evictions: 0))
+        let lines = WatchScreen.snapshot(WatchSamples.view(status: status)).split(separator: "\n").map(String.init)
+        #expect(
+            lines[2]
+                == "remote STALE 95.0s normal   scanner hci DEGRADED [hci1 up 1 restarts, hci2 RECOVERING]"
+                + " (hci2: adapter hci2 is gone; retrying in 2 s)   clients 4")
+        let report = StatusReport.render(status)
+        #expect(report.contains("scanner   hci degraded"))
+        #expect(report.contains("          hci1 up, 900 reports, 1 restarts, 0 reconnects"))
+        #expect(report.contains("          hci2 recovering, 400 reports"))
+        #expect(report.contains("          400 copies heard on a second adapter dropped, 2 handovers"))
+        #expect(report.contains("          hci2: adapter hci2 is gone; retrying in 2 s"))
+    }
+
     /// A v1 frame's temperature byte and a staff command frame's key, in `watch` and `status`.
     @Test func temperatureAndCommandFramesAreShown() {
         var warm = WatchSamples.beacon(zone: 4, mode: "red_flag", active: true)
