@@ -186,6 +186,7 @@ struct BenchDaemonCommand: ParsableCommand {
             if !result.met { missed.append("hci path") }
             SpeedGoal.hci(cpu: result.paced.cpu, rate: result.rate)?.report(into: &figures, missed: &missed)
             try signedHCIPath(reference: result, figures: &figures)
+            try twoAdapterHCIPath(reference: result, figures: &figures, missed: &missed)
         }
 
         if wanted("status") {

@@ -377,3 +377,8 @@ struct FanOutResult {
 
     var met: Bool { (delivery.stats?.p99 ?? .max) < 50_000_000 && observed == changes * subscribers }
 }
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

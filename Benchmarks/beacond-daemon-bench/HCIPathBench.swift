@@ -42,6 +42,8 @@ enum HCIPathBench {
         var malformed: Int
         /// The hub verifier's counts at the end (the signed mix).
         var signatures = SignatureCounters()
+        /// Copies of an advert heard by another adapter, dropped by the hub (several adapters).
+        var copiesDropped = 0
 
         /// Every report written was delivered at the paced rate, within the CPU budget, in both pacings.
         var met: Bool {
@@ -95,8 +97,13 @@ enum HCIPathBench {
         return events
     }
 
-    static func run(rate: Int, seconds: Double, unpacedSeconds: Double = 3, signed: Bool = false) throws -> Result {
-        let pipeline = try BenchPipeline()
+    /// `adapters`: how many adapters hear every event, each with its own socketpair, controller,
+    /// reader thread and sink, the hub counting each advert once (`AdapterCopyFilter`), as the
+    /// daemon wires `scanner.adapter: [hci0, hci1]`. CPU is every reader's plus the hub loop's.
+    static func run(
+        rate: Int, seconds: Double, unpacedSeconds: Double = 3, signed: Bool = false, adapters: Int = 1
+    ) throws -> Result {
+        let pipeline = try BenchPipeline(copyFilter: adapters > 1 ? AdapterCopyFilter() : nil)
         defer { pipeline.close() }
         _ = try pipeline.warmUp()
         if signed {
@@ -108,84 +115,62 @@ enum HCIPathBench {
                     clockWindow: 3_600_000_000)
             }
         }
-        let sink = HubAdvertisementSink(hub: pipeline.hub, decoder: GeoRacingDecoder(), devices: NearbyDeviceTable())
-
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw BenchFailure("socketpair: \(errnoText(errno))")
+        let devices = NearbyDeviceTable()
+        let events = events(signed: signed)
+        var readers: [BenchReader] = []
+        defer { for reader in readers { reader.stop() } }
+        for index in 0..<max(1, adapters) {
+            let tag =
+                adapters > 1 ? ScannerAdapterTag(name: "hci\(index)", index: UInt16(index), filtersCopies: true) : nil
+            let sink = HubAdvertisementSink(
+                hub: pipeline.hub, decoder: GeoRacingDecoder(), devices: devices, adapter: tag)
+            readers.append(try BenchReader(sink: sink, events: events))
         }
-        let controller = BenchController(descriptor: pair[1], events: events(signed: signed))
-        defer { controller.close() }
-        let backendEnd = pair[0]
-        let handed = Atomic<Bool>(false)
-        var configuration = HCIScannerConfiguration(silenceRestart: 0, retriesMissingAdapter: false)
-        configuration.commandTimeout = 2_000_000
-        let backend = try HCIScannerBackend(
-            configuration: configuration, sink: sink,
-            logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
-            opener: { () throws(HCIScannerError) -> any HCITransport in
-                guard !handed.exchange(true, ordering: .relaxed) else { throw .noAdapter(adapter: "bench", known: []) }
-                let transport = DescriptorHCITransport(descriptor: backendEnd)
-                return BenchPipeline.baseline ? PerPacketTransport(transport) : transport
-            })
-        let finished = Atomic<Bool>(false)
-        let failure = Mutex<HCIScannerError?>(nil)
-        backend.start { error in
-            failure.withLock { $0 = error }
-            finished.store(true, ordering: .releasing)
-        }
-        defer {
-            backend.stop()
-            while !finished.load(ordering: .acquiring) { BenchClock.sleep(seconds: 0.001) }
-        }
-        let startDeadline = BenchClock.nanos() + 5_000_000_000
-        while backend.mode == nil, !finished.load(ordering: .acquiring), BenchClock.nanos() < startDeadline {
-            BenchClock.sleep(seconds: 0.001)
-        }
-        guard backend.mode != nil else {
-            throw BenchFailure(
-                "the backend did not start scanning: \(failure.withLock { $0.map { "\($0)" } } ?? "no answer")")
-        }
-        guard let reader = backend.readerThread else { throw BenchFailure("no reader thread") }
-        var readerClock = clockid_t()
-        guard pthread_getcpuclockid(reader, &readerClock) == 0 else { throw BenchFailure("no reader CPU clock") }
         let loopClock = try pipeline.onLoop { () -> clockid_t in
             var clock = clockid_t()
             pthread_getcpuclockid(pthread_self(), &clock)
             return clock
         }
+        let controllers = readers.map(\.controller)
 
         func phase(_ produce: () -> Int) throws -> Phase {
-            let reportsBefore = sink.counters.reports
-            let droppedBefore = sink.counters.droppedSignals
+            let reportsBefore = readers.map(\.sink.counters.reports).reduce(0, +)
+            let droppedBefore = readers.map(\.sink.counters.droppedSignals).reduce(0, +)
             let signalsBefore = try pipeline.figures().signals
-            let burstsBefore = backend.counters.snapshot.bursts
-            let readerBefore = Self.cpuNanos(readerClock)
+            let burstsBefore = readers.map { $0.backend.counters.snapshot.bursts }.reduce(0, +)
+            let readersBefore = readers.map { Self.cpuNanos($0.clock) }.reduce(0, +)
             let loopBefore = Self.cpuNanos(loopClock)
             let start = BenchClock.nanos()
-            let written = produce()
+            let written = produce() * readers.count
             let deadline = BenchClock.nanos() + 3_000_000_000
-            while sink.counters.reports - reportsBefore < written, BenchClock.nanos() < deadline {
+            while readers.map(\.sink.counters.reports).reduce(0, +) - reportsBefore < written,
+                BenchClock.nanos() < deadline
+            {
                 BenchClock.sleep(seconds: 0.0005)
             }
             // Everything handed to the loop has been ingested once this round trip returns.
             let signalsAfter = try pipeline.figures().signals
             let elapsed = Double(BenchClock.nanos() - start) / 1e9
             return Phase(
-                seconds: elapsed, written: written, delivered: sink.counters.reports - reportsBefore,
-                ingested: signalsAfter - signalsBefore, dropped: sink.counters.droppedSignals - droppedBefore,
-                readerCPU: Double(Self.cpuNanos(readerClock) - readerBefore) / 1e9 / elapsed * 100,
+                seconds: elapsed, written: written,
+                delivered: readers.map(\.sink.counters.reports).reduce(0, +) - reportsBefore,
+                ingested: signalsAfter - signalsBefore,
+                dropped: readers.map(\.sink.counters.droppedSignals).reduce(0, +) - droppedBefore,
+                readerCPU: Double(readers.map { Self.cpuNanos($0.clock) }.reduce(0, +) - readersBefore) / 1e9 / elapsed
+                    * 100,
                 loopCPU: Double(Self.cpuNanos(loopClock) - loopBefore) / 1e9 / elapsed * 100,
-                bursts: backend.counters.snapshot.bursts - burstsBefore)
+                bursts: readers.map { $0.backend.counters.snapshot.bursts }.reduce(0, +) - burstsBefore)
         }
 
-        let paced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 1_000_000) }
-        let finePaced = try phase { controller.produce(rate: rate, seconds: seconds, tick: 100_000) }
-        let unpaced = try phase { controller.produce(rate: nil, seconds: unpacedSeconds, tick: 0) }
+        let paced = try phase { BenchController.produce(controllers, rate: rate, seconds: seconds, tick: 1_000_000) }
+        let finePaced = try phase { BenchController.produce(controllers, rate: rate, seconds: seconds, tick: 100_000) }
+        let unpaced = try phase { BenchController.produce(controllers, rate: nil, seconds: unpacedSeconds, tick: 0) }
         let hub = pipeline.hub
         return Result(
             rate: rate, paced: paced, finePaced: finePaced, unpaced: unpaced,
-            malformed: backend.counters.snapshot.malformed, signatures: try pipeline.onLoop { hub.signatureCounters })
+            malformed: readers.map { $0.backend.counters.snapshot.malformed }.reduce(0, +),
+            signatures: try pipeline.onLoop { hub.signatureCounters },
+            copiesDropped: try pipeline.onLoop { Int(clamping: hub.copyCounters?.dropped ?? 0) })
     }
 
     private static func cpuNanos(_ clock: clockid_t) -> Int64 {
@@ -195,11 +180,72 @@ enum HCIPathBench {
     }
 }
 
+/// One adapter of the benchmark: a socketpair, its controller end, and the real backend reading
+/// the other end into `sink`, started and scanning.
+private final class BenchReader {
+    let sink: HubAdvertisementSink
+    let controller: BenchController
+    let backend: HCIScannerBackend
+    let clock: clockid_t
+    /// Set by the reader thread as it ends.
+    private let finished = EndFlag()
+
+    private final class EndFlag: Sendable {
+        let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .acquiring) }
+        func set() { value.store(true, ordering: .releasing) }
+    }
+
+    init(sink: HubAdvertisementSink, events: [[UInt8]]) throws {
+        self.sink = sink
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw BenchFailure("socketpair: \(errnoText(errno))")
+        }
+        controller = BenchController(descriptor: pair[1], events: events)
+        let backendEnd = pair[0]
+        let handed = Atomic<Bool>(false)
+        var configuration = HCIScannerConfiguration(silenceRestart: 0, retriesMissingAdapter: false)
+        configuration.commandTimeout = 2_000_000
+        backend = try HCIScannerBackend(
+            configuration: configuration, sink: sink,
+            logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
+            opener: { () throws(HCIScannerError) -> any HCITransport in
+                guard !handed.exchange(true, ordering: .relaxed) else { throw .noAdapter(adapter: "bench", known: []) }
+                let transport = DescriptorHCITransport(descriptor: backendEnd)
+                return BenchPipeline.baseline ? PerPacketTransport(transport) : transport
+            })
+        let failure = Mutex<HCIScannerError?>(nil)
+        backend.start { [finished] error in
+            failure.withLock { $0 = error }
+            finished.set()
+        }
+        let startDeadline = BenchClock.nanos() + 5_000_000_000
+        while backend.mode == nil, !finished.isSet, BenchClock.nanos() < startDeadline {
+            BenchClock.sleep(seconds: 0.001)
+        }
+        var readerClock = clockid_t()
+        if backend.mode != nil, let reader = backend.readerThread { pthread_getcpuclockid(reader, &readerClock) }
+        clock = readerClock
+        guard backend.mode != nil, backend.readerThread != nil else {
+            stop()
+            throw BenchFailure(
+                "the backend did not start scanning: \(failure.withLock { $0.map { "\($0)" } } ?? "no answer")")
+        }
+    }
+
+    func stop() {
+        backend.stop()
+        while !finished.isSet { BenchClock.sleep(seconds: 0.001) }
+        controller.close()
+    }
+}
+
 /// The controller end of the benchmark's socketpair: a thread answers every command (no
 /// extended scanning, status success), and `produce` writes events from the calling thread.
 private final class BenchController: @unchecked Sendable {
-    private let descriptor: Int32
-    private let events: [[UInt8]]
+    let descriptor: Int32
+    let events: [[UInt8]]
     private let responder = Atomic<Bool>(true)
     private var thread: PosixThread?
 
@@ -209,9 +255,11 @@ private final class BenchController: @unchecked Sendable {
         thread = BenchThread.start { [self] in answerCommands() }
     }
 
-    /// Writes events at `rate` per second (nil: as fast as the reader takes them) for `seconds`,
-    /// the ones due every `tick` ns at once; returns how many reports were written.
-    func produce(rate: Int?, seconds: Double, tick: Int64) -> Int {
+    /// Writes each event to every controller in turn (every adapter hears every advert), at
+    /// `rate` per second (nil: as fast as the readers take them) for `seconds`, the ones due every
+    /// `tick` ns at once; returns how many events each controller wrote.
+    static func produce(_ controllers: [BenchController], rate: Int?, seconds: Double, tick: Int64) -> Int {
+        guard let first = controllers.first else { return 0 }
         let start = BenchClock.nanos()
         let end = start + Int64(seconds * 1e9)
         var written = 0
@@ -221,10 +269,14 @@ private final class BenchController: @unchecked Sendable {
             if now >= end { break }
             let due = rate.map { Int(Double(now - start) / 1e9 * Double($0)) } ?? written + 256
             while written < due {
-                let event = events[index]
-                index = index + 1 == events.count ? 0 : index + 1
-                let count = event.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                guard count == event.count else { return written }
+                let event = first.events[index]
+                index = index + 1 == first.events.count ? 0 : index + 1
+                for controller in controllers {
+                    let count = event.withUnsafeBytes {
+                        send(controller.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                    guard count == event.count else { return written }
+                }
                 written += 1
             }
             if rate != nil { BenchClock.sleep(until: min(end, BenchClock.nanos() + tick)) }
@@ -292,5 +344,27 @@ extension BenchDaemonCommand {
         figures.record("hci.signed.paced.cpu", v3.cpu, unit: "%")
         figures.record("hci.signed.cpu_ratio_to_v1", ratio, unit: "x")
         figures.record("hci.signed.delivered_rate", v3.deliveredRate, unit: "reports/s")
+    }
+}
+
+extension BenchDaemonCommand {
+    /// The same path heard by two adapters at once, every event on both (issue 32): each adapter's
+    /// reader reads its copy, the hub counts each advert once. As a ratio to one adapter in this run.
+    func twoAdapterHCIPath(
+        reference: HCIPathBench.Result, figures: inout BenchmarkResults, missed: inout [String]
+    ) throws {
+        let two = try HCIPathBench.run(rate: reference.rate, seconds: duration, adapters: 2)
+        let (one, both) = (reference.paced, two.paced)
+        print(
+            """
+            hci path  two adapters (every event on both; half GeoRacing from 50 beacons, half other devices), \
+            paced 1 ms: \(both.delivered) of \(both.written) delivered, \(both.ingested) signals ingested, \
+            \(two.copiesDropped) copies dropped over all phases; CPU: readers \(format(both.readerCPU, decimals: 1)) % \
+            + hub loop \(format(both.loopCPU, decimals: 1)) % = \(format(both.cpu, decimals: 1)) % of one core
+            """
+        )
+        figures.record("hci.two_adapters.paced.cpu", both.cpu, unit: "%")
+        figures.record("hci.two_adapters.delivered_rate", both.deliveredRate, unit: "reports/s")
+        SpeedGoal.twoAdapters(cpu: both.cpu, oneAdapter: one.cpu)?.report(into: &figures, missed: &missed)
     }
 }

@@ -25,7 +25,11 @@ final class BenchPipeline: @unchecked Sendable {
 
     /// `scraper`: the daemon's metrics on (`--metrics`), observing the hub and scraping it.
     /// `beforeStart`: more of the hub's outputs (the MQTT run's publisher), connected after the socket's.
-    init(scraper: MetricsScraper? = nil, beforeStart: (TrackStateHub) throws -> [any HubOutput] = { _ in [] }) throws {
+    /// `copyFilter`: the hub's filter for several adapters (the two-adapter HCI path).
+    init(
+        scraper: MetricsScraper? = nil, copyFilter: AdapterCopyFilter? = nil,
+        beforeStart: (TrackStateHub) throws -> [any HubOutput] = { _ in [] }
+    ) throws {
         path = "/tmp/beacond-dbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         var logger = Logger(label: "beacond.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
@@ -33,7 +37,7 @@ final class BenchPipeline: @unchecked Sendable {
         // this measures the publication path, not the hold (which would turn most changes into repeats).
         let hub = TrackStateHub(
             eventLoop: group.next(), configuration: FusionConfiguration(deescalationHold: 0), clock: BootClock(),
-            backend: "bench", logger: logger)
+            backend: "bench", copyFilter: copyFilter, logger: logger)
         self.hub = hub
         let publisher = TrackStatePublisher(eventLoop: hub.eventLoop)
         let status = StatusBoard(hub: hub)
@@ -183,11 +187,6 @@ final class BenchPipeline: @unchecked Sendable {
                 disconnectedSlow: server.counters.disconnectedSlow, clients: server.clientCount)
         }
     }
-}
-
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Submission times of the state-changing reports, written by the producer thread.

@@ -66,6 +66,24 @@ struct SpeedGoal {
             ratio: ratio, met: met)
     }
 
+    /// Issue 32: two adapters hearing every report against one, in the same run: each reads its
+    /// own copy, but the engine ingests each advert once, so the pair must cost less than twice.
+    static let twoAdaptersGoalRatio = 2.0
+
+    static func twoAdapters(cpu: Double, oneAdapter: Double) -> SpeedGoal? {
+        guard cpu.isFinite, oneAdapter > 0 else { return nil }
+        let ratio = cpu / oneAdapter
+        let met = ratio < twoAdaptersGoalRatio
+        return SpeedGoal(
+            key: "hci_two_adapters_over_one",
+            line: """
+                goal (issue 32): HCI path with two adapters \(format(cpu, decimals: 1)) % of one core / one \
+                adapter \(format(oneAdapter, decimals: 1)) % = \(format(ratio, decimals: 2))× (goal < \
+                \(format(twoAdaptersGoalRatio, decimals: 0))×): \(met ? "met" : "MISSED")
+                """,
+            ratio: ratio, met: met, issue: 32)
+    }
+
     static let mqttAddedCPUGoalPercent = 5.0
     static let mqttLatencyTolerance = 0.10
 

@@ -117,6 +117,14 @@ last_mode_is() {
 	[ "$mode" = "$1" ]
 }
 
+# last_scanner_is STATE FILE: the last state the subscriber wrote to FILE has the scanner in STATE.
+last_scanner_is() {
+	local state
+	state=$(grep -F '"type": "state"' "$2" | tail -1 |
+		python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["msg"]["scanner"]["state"])')
+	[ "$state" = "$1" ]
+}
+
 # stop_pid PID SECONDS: SIGTERM, then waits at most SECONDS for it to end; SIGKILL after that.
 stop_pid() {
 	local pid=$1 seconds=$2

@@ -248,6 +248,11 @@ package struct VenueTable: Sendable {
         case let status?: problems.append("unknown status \"\(status)\"")
         }
         if state == nil, node.stateProblem == nil, node.status != "offline" { problems.append("no state") }
+        if let scanner = state?.message.scanner, scanner.state == .down || scanner.state == .degraded {
+            let lost = scanner.adapters.filter { $0.state != .up }.map { "\($0.name) \($0.state.rawValue)" }
+            problems.append(
+                "scanner \(scanner.state.rawValue)" + (lost.isEmpty ? "" : ": " + lost.joined(separator: ", ")))
+        }
         if let time = state?.time, time.micros > limit { problems.append("ts is ahead of this clock") }
         if let sent = state?.sent, sent.micros > limit { problems.append("sent is ahead of this clock") }
         var lag: Int64?

@@ -38,5 +38,5 @@ extension TrackStateHub {
     }
 
     /// The copy filter's counters; nil with one adapter.
-    var copyCounters: AdapterCopyFilter.Counters? { copyFilter?.counters }
+    package var copyCounters: AdapterCopyFilter.Counters? { copyFilter?.counters }
 }

@@ -24,15 +24,23 @@ package final class AdapterDiscovery: Sendable {
     /// - Parameters:
     ///   - list: the adapters' names now; by default the kernel's.
     ///   - opensNotices: wait on the kernel's device notices (false in tests).
-    package init(
+    package convenience init(
         interval: Int64 = 1_000_000, limit: Int = ScannerAdapters.maxCount, opensNotices: Bool = true,
         list: Lister? = nil
     ) throws(WakeSignal.Failure) {
+        // Made before the object, as in BlueZScannerBackend: no throw with `stopping` initialized.
+        let wake = try WakeSignal()
+        self.init(
+            interval: interval, limit: limit, opensNotices: opensNotices,
+            list: list ?? { HCIRawSocket.knownAdapters() }, wake: wake)
+    }
+
+    private init(interval: Int64, limit: Int, opensNotices: Bool, list: @escaping Lister, wake: WakeSignal) {
         self.interval = max(1000, interval)
         self.limit = limit
         self.opensNotices = opensNotices
-        self.list = list ?? { HCIRawSocket.knownAdapters() }
-        wake = try WakeSignal()
+        self.list = list
+        self.wake = wake
     }
 
     /// Runs the thread until `stop()`, a graceful shutdown or cancellation.

@@ -12,14 +12,35 @@ import Testing
     /// as from a daemon older than the field).
     static func state(
         node: String, mode: String, ts: Int64, race: String? = nil, updated: String? = nil, seq: Int = 1,
-        run: String? = "r1", sent: Int64? = now
+        run: String? = "r1", sent: Int64? = now, scanner: ScannerStatus = ScannerStatus(backend: "replay", state: .up)
     ) -> [UInt8] {
         let message = StateMessage(
             seq: seq, time: WallTime(micros: ts), mode: mode, source: "remote", zone: 4, zoneName: "Pit",
-            beacon: nil, remote: nil, scanner: ScannerStatus(backend: "replay", state: .up))
+            beacon: nil, remote: nil, scanner: scanner)
         let part = race == nil && updated == nil ? nil : RaceControlPart(mode: race, lastUpdated: updated)
         let payload = MqttPayload.state(message, node: node, run: run, raceControl: part)
         return sent.map { MqttPayload.stamped(payload, sentMicros: $0) } ?? payload
+    }
+
+    /// Issue 32: a node whose scanner is down, or degraded (one of its adapters lost), is an alarm
+    /// naming the adapters not scanning; one that scans on every adapter is not.
+    @Test func aNodeWithAScannerDownOrDegradedIsAnAlarm() {
+        var table = VenueTable(prefix: "georacing")
+        let degraded = ScannerStatus(
+            backend: "hci", state: .degraded,
+            adapters: [AdapterHealth(name: "hci0", state: .up), AdapterHealth(name: "hci1", state: .recovering)])
+        let up = ScannerStatus(
+            backend: "hci", state: .up,
+            adapters: [AdapterHealth(name: "hci0", state: .up), AdapterHealth(name: "hci1", state: .up)])
+        for (node, scanner) in [("a", degraded), ("b", up), ("c", ScannerStatus(backend: "hci", state: .down))] {
+            table.receive(
+                topic: "georacing/\(node)/state",
+                payload: Self.state(node: node, mode: "normal", ts: Self.now, scanner: scanner))
+            table.receive(topic: "georacing/\(node)/status", payload: Array("online".utf8))
+        }
+        let rows = table.rows(now: Self.now)
+        #expect(rows.map(\.problems) == [["scanner degraded: hci1 recovering"], [], ["scanner down"]])
+        #expect(rows.map(\.alarm) == [true, false, true])
     }
 
     @Test func rowsShowEveryNodeSortedWithAgeAndOnline() {

@@ -22,11 +22,22 @@ final class BlueZScannerBackend: Service, Sendable {
     /// Wakes the loop's waits between retries at a stop.
     private let stopSignal: WakeSignal
 
-    init(
+    /// The wake signal is made before the object: Swift 6.3's optimizer crashes on an initializer
+    /// that throws while the `Atomic` stored property is already initialized (release builds).
+    convenience init(
         configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger,
         logLimiter: LogRateLimiter = LogRateLimiter()
     ) throws(WakeSignal.Failure) {
-        stopSignal = try WakeSignal()
+        let stopSignal = try WakeSignal()
+        self.init(
+            configuration: configuration, sink: sink, logger: logger, logLimiter: logLimiter, stopSignal: stopSignal)
+    }
+
+    private init(
+        configuration: BlueZScannerConfiguration, sink: any AdvertisementSink, logger: Logger,
+        logLimiter: LogRateLimiter, stopSignal: WakeSignal
+    ) {
+        self.stopSignal = stopSignal
         self.configuration = configuration
         self.sink = sink
         self.logger = logger
