@@ -110,12 +110,13 @@ advertise multi red_flag:6:4:12 &
 advertise_pid=$!
 sleep 4
 step "multi: hciconfig hci1 down"
+ups=$(scanner_changes up "$results/multi-states.jsonl")
 hciconfig hci1 down
 wait_for "multi: scanner degraded" 20 last_scanner_is degraded "$results/multi-states.jsonl"
 wait "$advertise_pid"
 "$beacond" status --socket /tmp/multi.sock --json >"$results/multi-status.json" 2>>"$results/multi-status.err"
 adapter_up hci1
-wait_for "multi: scanner up again" 30 scanner_state_count 2 up "$results/multi-states.jsonl"
+wait_for "multi: scanner up again" 30 scanner_state_count $((ups + 1)) up "$results/multi-states.jsonl"
 daemon_stop multi
 
 # scanner.adapter: auto, started with no adapter at all: the daemon finds btvirt's controllers when
@@ -126,10 +127,12 @@ wait_for "auto: scanner down, no adapter yet" 30 scanner_state_count 1 down "$re
 start_controllers -L -l3 || exit 1
 wait_for "auto: scanner up on the adapters found" 60 scanner_state_count 1 up "$results/auto-states.jsonl"
 advertise auto evacuation:7:4:3
+downs=$(scanner_changes down "$results/auto-states.jsonl")
+ups=$(scanner_changes up "$results/auto-states.jsonl")
 stop_controllers
-wait_for "auto: scanner down (vhci removed)" 20 scanner_state_count 2 down "$results/auto-states.jsonl"
+wait_for "auto: scanner down (vhci removed)" 20 scanner_state_count $((downs + 1)) down "$results/auto-states.jsonl"
 start_controllers -L -l3 || exit 1
-wait_for "auto: scanner up again (vhci added)" 60 scanner_state_count 2 up "$results/auto-states.jsonl"
+wait_for "auto: scanner up again (vhci added)" 60 scanner_state_count $((ups + 1)) up "$results/auto-states.jsonl"
 advertise auto red_flag:8:4:3
 daemon_stop auto
 exit 0

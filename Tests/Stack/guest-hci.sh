@@ -11,23 +11,29 @@ daemon_start run --backend hci --record "$results/run-record.btsnoop" || exit 1
 advertise run safety_car:1:4:3 red_flag:2:4:3 || exit 1
 wait_for "run: the flags expired" 20 last_mode_is unknown "$results/run-states.jsonl"
 step "run: hciconfig hci1 down"
+downs=$(scanner_changes down "$results/run-states.jsonl")
+ups=$(scanner_changes up "$results/run-states.jsonl")
 hciconfig hci1 down
-wait_for "run: scanner down" 20 scanner_state_count 2 down "$results/run-states.jsonl"
+wait_for "run: scanner down" 20 scanner_state_count $((downs + 1)) down "$results/run-states.jsonl"
 step "run: hciconfig hci1 up"
 hciconfig hci1 up
-wait_for "run: scanner up again" 30 scanner_state_count 2 up "$results/run-states.jsonl"
+wait_for "run: scanner up again" 30 scanner_state_count $((ups + 1)) up "$results/run-states.jsonl"
 advertise run red_flag:3:4:3
 wait_for "run: the flag expired" 20 last_mode_is unknown "$results/run-states.jsonl"
+downs=$(scanner_changes down "$results/run-states.jsonl")
+ups=$(scanner_changes up "$results/run-states.jsonl")
 stop_controllers
-wait_for "run: scanner down (vhci removed)" 20 scanner_state_count 3 down "$results/run-states.jsonl"
+wait_for "run: scanner down (vhci removed)" 20 scanner_state_count $((downs + 1)) down "$results/run-states.jsonl"
 start_controllers -l2 || exit 1
-wait_for "run: scanner up again (vhci added)" 40 scanner_state_count 3 up "$results/run-states.jsonl"
+wait_for "run: scanner up again (vhci added)" 40 scanner_state_count $((ups + 1)) up "$results/run-states.jsonl"
 advertise run evacuation:4:4:3
 wait_for "run: the flag expired" 20 last_mode_is unknown "$results/run-states.jsonl"
 step "run: hciconfig hci1 reset"
+downs=$(scanner_changes down "$results/run-states.jsonl")
+ups=$(scanner_changes up "$results/run-states.jsonl")
 hciconfig hci1 reset
-wait_for "run: scanner down (reset)" 20 scanner_state_count 4 down "$results/run-states.jsonl"
-wait_for "run: scanner up again (reset)" 30 scanner_state_count 4 up "$results/run-states.jsonl"
+wait_for "run: scanner down (reset)" 20 scanner_state_count $((downs + 1)) down "$results/run-states.jsonl"
+wait_for "run: scanner up again (reset)" 30 scanner_state_count $((ups + 1)) up "$results/run-states.jsonl"
 advertise run red_flag:5:4:3
 daemon_stop run
 

@@ -99,6 +99,13 @@ for line in open(path):
 sys.exit(0 if changes >= wanted else 1)
 PY
 }
+# scanner_changes STATE FILE: how many times so far (scanner_state_count's count). A wait for one
+# more after an action then holds whether or not the subscriber saw the daemon's first state.
+scanner_changes() {
+	local count=0
+	while scanner_state_count $((count + 1)) "$1" "$2"; do count=$((count + 1)); done
+	echo "$count"
+}
 # scan_heard FILE ZONE:MODE...: the stamped `beacond scan --json` lines in FILE include a v1
 # frame of each ZONE with its MODE (grep, not python: it runs every 0.2 s under TCG; the signal's
 # fields keep their documented order, docs/replay-json.md).

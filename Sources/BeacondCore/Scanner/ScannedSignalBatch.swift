@@ -44,7 +44,7 @@ struct ScannedSignalBatcher {
     let decoder: GeoRacingDecoder
     /// Where the reports that are not GeoRacing go (`status.devices`); nil ignores them.
     let devices: NearbyDeviceTable?
-    /// Stamped on each signal: the adapter heard it, and whether the hub filters copies (then
+    /// Stamped on each signal: the adapter that heard it, and whether the hub filters copies (then
     /// each signal carries its copy key).
     let adapter: ScannerAdapterTag?
     private var batch = ScannedSignalBatch()
