@@ -66,7 +66,7 @@ struct ScannerHealth {
     /// up to `maxAdapters`, past which its reports are ignored (nil).
     mutating func set(
         _ state: ScannerStatus.State, detail: String?, adapter name: String?
-    ) -> (before: AdapterHealth.State?, after: AdapterHealth.State)? {
+    ) -> (before: AdapterHealth.State, after: AdapterHealth.State)? {
         guard let name else {
             let before = direct
             direct = state

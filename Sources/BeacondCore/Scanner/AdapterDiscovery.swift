@@ -78,7 +78,7 @@ package final class AdapterDiscovery: Sendable {
             pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: notices, events: Int16(POLLIN), revents: 0),
         ]
-        _ = poll(&descriptors, notices >= 0 ? 2 : 1, Int32(interval / 1000))
+        _ = poll(&descriptors, notices >= 0 ? 2 : 1, Int32(clamping: interval / 1000))
         if descriptors[0].revents != 0, !stopping.load(ordering: .relaxed) { wake.drain() }
         guard notices >= 0, descriptors[1].revents != 0 else { return true }
         if descriptors[1].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return false }

@@ -129,14 +129,4 @@ package final class HubAdvertisementSink: AdvertisementSink, @unchecked Sendable
             hub.setScanner(state, detail: detail, adapter: name)
         }
     }
-
-    /// The sink's counters in a status reply (`status.scan`).
-    var scanStatus: ScanStatus {
-        let counters = counters
-        return ScanStatus(reports: counters.reports, droppedSignals: counters.droppedSignals)
-    }
-}
-
-extension HubAdvertisementSink: StatusContributor {
-    package func contribute(to status: inout StatusMessage, for query: StatusQuery) { status.scan = scanStatus }
 }

@@ -12,6 +12,18 @@ extension TrackStateHub {
             eventLoop: loop, configuration: FusionConfiguration(), clock: clock, backend: "test",
             logger: Logger(label: "test"))
     }
+
+    /// Polls `condition` on the hub's loop every 5 ms until it holds (true) or `seconds` pass
+    /// (false), without blocking the task's thread: for hubs fed by scanner threads.
+    func eventually(within seconds: Double = 20, _ condition: @escaping @Sendable (TrackStateHub) -> Bool) async -> Bool
+    {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if (try? await eventLoop.submit { condition(self) }.get()) == true { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
 }
 
 extension TrackStatePublisher {

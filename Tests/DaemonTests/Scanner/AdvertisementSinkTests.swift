@@ -28,6 +28,17 @@ import Testing
         }
     }
 
+    /// Everything written to `descriptor` until its other end closes.
+    static func readToEnd(_ descriptor: Int32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { return bytes }
+            bytes += chunk[0..<count]
+        }
+    }
+
     static func frame(_ signal: GeoRacingSignal, companyID: UInt16 = GeoRacingSignal.defaultCompanyID) -> [UInt8] {
         var builder = AdvertisingDataBuilder()
         builder.appendFlags(0x06)
@@ -137,9 +148,16 @@ import Testing
     @Test func scannerStateChangesArePublishedAndTheDetailShowsInStatus() throws {
         let fixture = try Fixture()
         let sink = fixture.sink
-        // As the daemon wires it.
+        // As the daemon wires it: the scanner set, holding the sink, adds the scan counters.
         let board = fixture.status
-        try fixture.onLoop { _ in board.add(sink) }
+        let backend = try HCIScannerBackend(
+            configuration: HCIScannerConfiguration(), sink: sink, logger: HCITestLogger.quiet)
+        let set = ScannerSet(
+            members: [
+                ScannerSet.Member(
+                    tag: ScannerAdapterTag(name: "hci0", index: 0, filtersCopies: false), sink: sink, backend: backend)
+            ], hub: fixture.hub)
+        try fixture.onLoop { _ in board.add(set) }
         fixture.sink.scannerStateChanged(.up, detail: nil)
         let seqUp = try fixture.onLoop { hub in (hub.scanner.state, hub.seq) }
         #expect(seqUp.0 == .up)
@@ -153,6 +171,7 @@ import Testing
         #expect(scanner["detail"] as? String == "adapter hci0 is gone; retrying in 2 s")
         let scan = try #require(object["scan"] as? [String: Any])
         #expect(scan["dropped_signals"] as? Int == 0)
+        withExtendedLifetime(set) {}
     }
 
     @Test func scanPrintsExactlyWhatReplayPrints() throws {
@@ -174,13 +193,7 @@ import Testing
         }
         sink.flush()
         close(pipe[1])
-        var printed: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            printed += chunk[0..<count]
-        }
+        let printed = Self.readToEnd(pipe[0])
         // Only the GeoRacing report (no --all), in replay's JSON shape.
         #expect(printed == expected.bytes)
         #expect(sink.summary(elapsedMicros: 1_000_000).hasPrefix("scan: 2 reports, 1 GeoRacing signals"))
@@ -200,13 +213,7 @@ import Testing
             sink.flush()
         }
         close(pipe[1])
-        var printed: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            printed += chunk[0..<count]
-        }
+        let printed = Self.readToEnd(pipe[0])
         let lines = String(decoding: printed, as: UTF8.self).split(separator: "\n")
         #expect(lines.count == 2)
         #expect(lines.first?.contains(#""adapter":"hci1""#) == true)

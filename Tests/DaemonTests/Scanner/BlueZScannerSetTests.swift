@@ -40,15 +40,7 @@ import Testing
         let set = ScannerSet(members: members, hub: hub)
         status.add(set)
         let task = Task { try await set.run() }
-        func eventually(_ condition: @escaping @Sendable (TrackStateHub) -> Bool) async -> Bool {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                if (try? await hub.eventLoop.submit { condition(hub) }.get()) == true { return true }
-                try? await Task.sleep(for: .milliseconds(10))
-            }
-            return false
-        }
-        #expect(await eventually { $0.scanner.state == .up })
+        #expect(await hub.eventually(within: 30) { $0.scanner.state == .up })
         #expect(try await hub.eventLoop.submit { hub.scanner.adapters.map(\.state) }.get() == [.up, .up])
 
         let data = BlueZFixtures.manufacturerData([(0x1234, BlueZFixtures.frame(mode: .redFlag, sequence: 4))])
@@ -56,7 +48,7 @@ import Testing
             let path = try bus.addDevice(BlueZFixtures.address, adapter: adapter)
             try bus.update(path, ["ManufacturerData": data, "RSSI": .int16(-60)])
         }
-        #expect(await eventually { $0.copyCounters?.dropped == 1 })
+        #expect(await hub.eventually(within: 30) { $0.copyCounters?.dropped == 1 })
         #expect(
             try await hub.eventLoop.submit { (hub.counters.signals, hub.latest.decision.modeName) }.get() == (
                 1, "red_flag"
@@ -68,7 +60,7 @@ import Testing
 
         // bluetoothd loses hci1: the scanner is degraded, hci0 scans on.
         try bus.removeAdapter("hci1")
-        #expect(await eventually { $0.scanner.state == .degraded })
+        #expect(await hub.eventually(within: 30) { $0.scanner.state == .degraded })
         #expect(try await hub.eventLoop.submit { hub.scanner.adapters.map(\.state) }.get() == [.up, .recovering])
         task.cancel()
         _ = await task.result

@@ -77,18 +77,9 @@ import Testing
             try await hub.eventLoop.submit { [status] in status.message() }.get()
         }
 
-        /// Polls the hub on its loop until `condition` holds, without blocking a task's thread.
-        func eventually(
-            within seconds: Double = 20, _ condition: @escaping @Sendable (TrackStateHub, StatusBoard) -> Bool
-        ) async -> Bool {
-            let deadline = ContinuousClock.now + .seconds(seconds)
-            while ContinuousClock.now < deadline {
-                if (try? await hub.eventLoop.submit { [hub, status] in condition(hub, status) }.get()) == true {
-                    return true
-                }
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-            return false
+        /// Polls the hub and its status board on the loop until `condition` holds.
+        func eventually(_ condition: @escaping @Sendable (TrackStateHub, StatusBoard) -> Bool) async -> Bool {
+            await hub.eventually { [status] hub in condition(hub, status) }
         }
 
         func waitFor(_ state: ScannerStatus.State) async -> Bool {
@@ -272,23 +263,15 @@ extension Result {
         let set = try Self.set(kernel: kernel, hub: hub)
         status.add(set)
         let task = Task { try await set.run() }
-        func eventually(_ condition: @escaping @Sendable (TrackStateHub) -> Bool) async -> Bool {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                if (try? await hub.eventLoop.submit { condition(hub) }.get()) == true { return true }
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-            return false
-        }
-
         // No adapter yet: down, and saying why.
-        #expect(await eventually { $0.scannerHealth.detail?.contains("no Bluetooth adapter found yet") == true })
+        #expect(await hub.eventually { $0.scannerHealth.detail?.contains("no Bluetooth adapter found yet") == true })
         #expect(try await hub.eventLoop.submit { hub.scanner.state }.get() == .down)
 
         kernel.plugIn("hci0")
-        #expect(await eventually { $0.scanner.state == .up && $0.scanner.adapters.map(\.name) == ["hci0"] })
+        #expect(await hub.eventually { $0.scanner.state == .up && $0.scanner.adapters.map(\.name) == ["hci0"] })
         kernel.plugIn("hci3")
-        #expect(await eventually { $0.scanner.state == .up && $0.scanner.adapters.map(\.name) == ["hci0", "hci3"] })
+        #expect(
+            await hub.eventually { $0.scanner.state == .up && $0.scanner.adapters.map(\.name) == ["hci0", "hci3"] })
         #expect(set.members.map(\.tag.index) == [0, 1])
 
         // The two found adapters hear one advert: it counts once.
@@ -297,7 +280,7 @@ extension Result {
             kernel.controller(name)?.inject(
                 FakeController.legacyEvent([FakeController.report(ScannerSetTests.beacon, data: data)]))
         }
-        #expect(await eventually { $0.copyCounters?.dropped == 1 && $0.counters.signals == 1 })
+        #expect(await hub.eventually { $0.copyCounters?.dropped == 1 && $0.counters.signals == 1 })
         let message = try await hub.eventLoop.submit { status.message() }.get()
         #expect(message.scanner.adapters.map(\.reports) == [1, 1])
         task.cancel()
