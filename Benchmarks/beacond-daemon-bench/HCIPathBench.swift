@@ -19,6 +19,8 @@ enum HCIPathBench {
     struct Phase {
         var seconds: Double
         var written: Int
+        /// What the readers must read: every report, or with the kernel filter the GeoRacing half.
+        var expected: Int
         var delivered: Int
         var ingested: Int
         var dropped: Int
@@ -28,6 +30,7 @@ enum HCIPathBench {
         var bursts: Int
 
         var deliveredRate: Double { Double(delivered) / seconds }
+        var writtenRate: Double { Double(written) / seconds }
         var cpu: Double { readerCPU + loopCPU }
         var reportsPerBurst: Double { bursts > 0 ? Double(delivered) / Double(bursts) : 0 }
     }
@@ -45,10 +48,11 @@ enum HCIPathBench {
         /// Copies of an advert heard by another adapter, dropped by the hub (several adapters).
         var copiesDropped = 0
 
-        /// Every report written was delivered at the paced rate, within the CPU budget, in both pacings.
+        /// Every report written that the kernel filter kept was delivered, at the paced rate, within
+        /// the CPU budget, in both pacings.
         var met: Bool {
             [paced, finePaced].allSatisfy {
-                $0.delivered == $0.written && $0.deliveredRate >= 0.98 * Double(rate) && $0.cpu < 50
+                $0.delivered == $0.expected && $0.writtenRate >= 0.98 * Double(rate) && $0.cpu < 50
             }
         }
     }
@@ -100,8 +104,12 @@ enum HCIPathBench {
     /// `adapters`: how many adapters hear every event, each with its own socketpair, controller,
     /// reader thread and sink, the hub counting each advert once (`AdapterCopyFilter`), as the
     /// daemon wires `scanner.adapter: [hci0, hci1]`. CPU is every reader's plus the hub loop's.
+    /// `kernelFilter`: each reader's socket carries the daemon's kernel filter (the default,
+    /// `scanner.kernel_filter: true`); the kernel runs it in the writer's `send`, as it runs it in
+    /// its own receive work for a raw HCI socket, so neither counts in the daemon's CPU.
     static func run(
-        rate: Int, seconds: Double, unpacedSeconds: Double = 3, signed: Bool = false, adapters: Int = 1
+        rate: Int, seconds: Double, unpacedSeconds: Double = 3, signed: Bool = false, adapters: Int = 1,
+        kernelFilter: Bool = true, burstPause: Int64 = HCIScannerConfiguration().burstPause
     ) throws -> Result {
         let pipeline = try BenchPipeline(copyFilter: adapters > 1 ? AdapterCopyFilter() : nil)
         defer { pipeline.close() }
@@ -115,8 +123,22 @@ enum HCIPathBench {
                     clockWindow: 3_600_000_000)
             }
         }
-        let devices = NearbyDeviceTable()
+        let demand = AllDevicesDemand()
+        let devices = NearbyDeviceTable(demand: kernelFilter ? demand : nil)
+        let filter = kernelFilter ? HCIKernelFilter(companyID: GeoRacingSignal.defaultCompanyID, demand: demand) : nil
         let events = events(signed: signed)
+        // Which events the filter keeps: the GeoRacing ones (the bench's other devices send none).
+        let kept = events.map { event in
+            !kernelFilter
+                || event.withUnsafeBytes { bytes in
+                    var decoder = HCIEventDecoder()
+                    var geoRacing = false
+                    _ = decoder.decode(event: UnsafeRawBufferPointer(rebasing: bytes[1...]), timestamp: 0) { report in
+                        if case .none = GeoRacingDecoder().decode(report.data) {} else { geoRacing = true }
+                    }
+                    return geoRacing
+                }
+        }
         var readers: [BenchReader] = []
         defer { for reader in readers { reader.stop() } }
         for index in 0..<max(1, adapters) {
@@ -124,7 +146,8 @@ enum HCIPathBench {
                 adapters > 1 ? ScannerAdapterTag(name: "hci\(index)", index: UInt16(index), filtersCopies: true) : nil
             let sink = HubAdvertisementSink(
                 hub: pipeline.hub, decoder: GeoRacingDecoder(), devices: devices, adapter: tag)
-            readers.append(try BenchReader(sink: sink, events: events))
+            readers.append(
+                try BenchReader(sink: sink, events: events, kept: kept, kernelFilter: filter, burstPause: burstPause))
         }
         let loopClock = try pipeline.onLoop { () -> clockid_t in
             var clock = clockid_t()
@@ -133,7 +156,7 @@ enum HCIPathBench {
         }
         let controllers = readers.map(\.controller)
 
-        func phase(_ produce: () -> Int) throws -> Phase {
+        func phase(_ produce: () -> (written: Int, expected: Int)) throws -> Phase {
             let reportsBefore = readers.map(\.sink.counters.reports).reduce(0, +)
             let droppedBefore = readers.map(\.sink.counters.droppedSignals).reduce(0, +)
             let signalsBefore = try pipeline.figures().signals
@@ -141,9 +164,10 @@ enum HCIPathBench {
             let readersBefore = readers.map { Self.cpuNanos($0.clock) }.reduce(0, +)
             let loopBefore = Self.cpuNanos(loopClock)
             let start = BenchClock.nanos()
-            let written = produce() * readers.count
+            let (writtenEach, expectedEach) = produce()
+            let (written, expected) = (writtenEach * readers.count, expectedEach * readers.count)
             let deadline = BenchClock.nanos() + 3_000_000_000
-            while readers.map(\.sink.counters.reports).reduce(0, +) - reportsBefore < written,
+            while readers.map(\.sink.counters.reports).reduce(0, +) - reportsBefore < expected,
                 BenchClock.nanos() < deadline
             {
                 BenchClock.sleep(seconds: 0.0005)
@@ -152,7 +176,7 @@ enum HCIPathBench {
             let signalsAfter = try pipeline.figures().signals
             let elapsed = Double(BenchClock.nanos() - start) / 1e9
             return Phase(
-                seconds: elapsed, written: written,
+                seconds: elapsed, written: written, expected: expected,
                 delivered: readers.map(\.sink.counters.reports).reduce(0, +) - reportsBefore,
                 ingested: signalsAfter - signalsBefore,
                 dropped: readers.map(\.sink.counters.droppedSignals).reduce(0, +) - droppedBefore,
@@ -173,7 +197,8 @@ enum HCIPathBench {
             copiesDropped: try pipeline.onLoop { Int(clamping: hub.copyCounters?.dropped ?? 0) })
     }
 
-    private static func cpuNanos(_ clock: clockid_t) -> Int64 {
+    /// A thread's CPU time, ns, from its clock (pthread_getcpuclockid).
+    static func cpuNanos(_ clock: clockid_t) -> Int64 {
         var spec = timespec()
         clock_gettime(clock, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
@@ -196,19 +221,23 @@ private final class BenchReader {
         func set() { value.store(true, ordering: .releasing) }
     }
 
-    init(sink: HubAdvertisementSink, events: [[UInt8]]) throws {
+    init(
+        sink: HubAdvertisementSink, events: [[UInt8]], kept: [Bool], kernelFilter: HCIKernelFilter?,
+        burstPause: Int64
+    ) throws {
         self.sink = sink
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw BenchFailure("socketpair: \(errnoText(errno))")
         }
-        controller = BenchController(descriptor: pair[1], events: events)
+        controller = BenchController(descriptor: pair[1], events: events, kept: kept)
         let backendEnd = pair[0]
         let handed = Atomic<Bool>(false)
         var configuration = HCIScannerConfiguration(silenceRestart: 0, retriesMissingAdapter: false)
         configuration.commandTimeout = 2_000_000
+        configuration.burstPause = burstPause
         backend = try HCIScannerBackend(
-            configuration: configuration, sink: sink,
+            configuration: configuration, sink: sink, kernelFilter: kernelFilter,
             logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }),
             opener: { () throws(HCIScannerError) -> any HCITransport in
                 guard !handed.exchange(true, ordering: .relaxed) else { throw .noAdapter(adapter: "bench", known: []) }
@@ -246,23 +275,30 @@ private final class BenchReader {
 private final class BenchController: @unchecked Sendable {
     let descriptor: Int32
     let events: [[UInt8]]
+    /// Whether the reader's kernel filter keeps each event.
+    let kept: [Bool]
     private let responder = Atomic<Bool>(true)
     private var thread: PosixThread?
 
-    init(descriptor: Int32, events: [[UInt8]]) {
+    init(descriptor: Int32, events: [[UInt8]], kept: [Bool]) {
         self.descriptor = descriptor
         self.events = events
+        self.kept = kept
         thread = BenchThread.start { [self] in answerCommands() }
     }
 
     /// Writes each event to every controller in turn (every adapter hears every advert), at
     /// `rate` per second (nil: as fast as the readers take them) for `seconds`, the ones due every
-    /// `tick` ns at once; returns how many events each controller wrote.
-    static func produce(_ controllers: [BenchController], rate: Int?, seconds: Double, tick: Int64) -> Int {
-        guard let first = controllers.first else { return 0 }
+    /// `tick` ns at once; returns how many events each controller wrote, and how many of them its
+    /// reader's filter keeps.
+    static func produce(
+        _ controllers: [BenchController], rate: Int?, seconds: Double, tick: Int64
+    ) -> (written: Int, expected: Int) {
+        guard let first = controllers.first else { return (0, 0) }
         let start = BenchClock.nanos()
         let end = start + Int64(seconds * 1e9)
         var written = 0
+        var expected = 0
         var index = 0
         while true {
             let now = BenchClock.nanos()
@@ -270,18 +306,20 @@ private final class BenchController: @unchecked Sendable {
             let due = rate.map { Int(Double(now - start) / 1e9 * Double($0)) } ?? written + 256
             while written < due {
                 let event = first.events[index]
+                let keeps = first.kept[index]
                 index = index + 1 == first.events.count ? 0 : index + 1
                 for controller in controllers {
                     let count = event.withUnsafeBytes {
                         send(controller.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
                     }
-                    guard count == event.count else { return written }
+                    guard count == event.count else { return (written, expected) }
                 }
                 written += 1
+                if keeps { expected += 1 }
             }
             if rate != nil { BenchClock.sleep(until: min(end, BenchClock.nanos() + tick)) }
         }
-        return written
+        return (written, expected)
     }
 
     func close() {
@@ -321,50 +359,4 @@ private final class PerPacketTransport: HCITransport {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> HCIReadResult { inner.read(into: buffer) }
     func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult { inner.write(packet) }
     func close() { inner.close() }
-}
-
-extension BenchDaemonCommand {
-    /// The same path with the GeoRacing half as signed v3 frames, verified by the hub: the cost of
-    /// verification per report, as a ratio to the v1 run just measured (issue 29).
-    func signedHCIPath(reference: HCIPathBench.Result, figures: inout BenchmarkResults) throws {
-        let signed = try HCIPathBench.run(rate: reference.rate, seconds: duration, signed: true)
-        let (v1, v3) = (reference.paced, signed.paced)
-        let ratio = v1.cpu > 0 ? v3.cpu / v1.cpu : 0
-        let extraNanos = v1.delivered > 0 ? (v3.cpu - v1.cpu) / 100 * 1e9 / v1.deliveredRate : 0
-        print(
-            """
-            hci path  signed v3 mix (half v3 from 50 transmitters, each verified once, the repeats compared; half \
-            other devices), paced 1 ms: \(v3.delivered) of \(v3.written) delivered, \(v3.ingested) signals; over \
-            all phases \(signed.signatures.accepted) v3 accepted, \(signed.signatures.tagsComputed) tags computed, \
-            \(signed.signatures.rejected.values.reduce(0, +)) rejected; CPU \
-            \(String(format: "%.1f", v3.cpu)) % against \(String(format: "%.1f", v1.cpu)) % for v1: \
-            ×\(String(format: "%.2f", ratio)), \(String(format: "%+.0f", extraNanos)) ns per report
-            """
-        )
-        figures.record("hci.signed.paced.cpu", v3.cpu, unit: "%")
-        figures.record("hci.signed.cpu_ratio_to_v1", ratio, unit: "x")
-        figures.record("hci.signed.delivered_rate", v3.deliveredRate, unit: "reports/s")
-    }
-}
-
-extension BenchDaemonCommand {
-    /// The same path heard by two adapters at once, every event on both (issue 32): each adapter's
-    /// reader reads its copy, the hub counts each advert once. As a ratio to one adapter in this run.
-    func twoAdapterHCIPath(
-        reference: HCIPathBench.Result, figures: inout BenchmarkResults, missed: inout [String]
-    ) throws {
-        let two = try HCIPathBench.run(rate: reference.rate, seconds: duration, adapters: 2)
-        let (one, both) = (reference.paced, two.paced)
-        print(
-            """
-            hci path  two adapters (every event on both; half GeoRacing from 50 beacons, half other devices), \
-            paced 1 ms: \(both.delivered) of \(both.written) delivered, \(both.ingested) signals ingested, \
-            \(two.copiesDropped) copies dropped over all phases; CPU: readers \(format(both.readerCPU, decimals: 1)) % \
-            + hub loop \(format(both.loopCPU, decimals: 1)) % = \(format(both.cpu, decimals: 1)) % of one core
-            """
-        )
-        figures.record("hci.two_adapters.paced.cpu", both.cpu, unit: "%")
-        figures.record("hci.two_adapters.delivered_rate", both.deliveredRate, unit: "reports/s")
-        SpeedGoal.twoAdapters(cpu: both.cpu, oneAdapter: one.cpu)?.report(into: &figures, missed: &missed)
-    }
 }

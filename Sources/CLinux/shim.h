@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/filter.h>
 
 /* recvmmsg(2): the HCI reader takes every packet queued in one call (HCIReadBatch). The struct
  * is the kernel's layout of struct mmsghdr; the call goes through syscall(2). Returns the
@@ -32,6 +33,20 @@ static inline int beacond_recvmmsg(int fd, struct beacond_mmsghdr *vector, unsig
  * takes each connection non-blocking and close-on-exec in one call. */
 static inline int beacond_accept4(int fd, int flags) {
     return (int)syscall(SYS_accept4, fd, (void *)0, (void *)0, flags);
+}
+
+/* SO_ATTACH_FILTER: a classic BPF program the kernel runs on each packet queued to the socket
+ * (HCIReportFilter). The kernel copies and checks the program; `code` need not outlive the call.
+ * Returns 0, or -1 with errno. */
+static inline int beacond_attach_socket_filter(int fd, const struct sock_filter *code, unsigned short count) {
+    struct sock_fprog program = {.len = count, .filter = (struct sock_filter *)code};
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof(program));
+}
+
+/* SO_DETACH_FILTER. Returns 0, or -1 with errno (ENOENT: no filter was attached). */
+static inline int beacond_detach_socket_filter(int fd) {
+    int unused = 0;
+    return setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &unused, sizeof(unused));
 }
 
 #endif

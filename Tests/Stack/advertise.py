@@ -3,7 +3,8 @@
 
 btvirt's controllers send one advertising report per advertising enable, so a beacon's repeats
 are made by toggling advertising enable every --interval-ms. Each STEP is MODE:SEQ:TTL:SECONDS,
-or hex:FRAME:SECONDS for any frame after the company id (a command frame, a user beacon);
+or hex:FRAME:SECONDS for any frame after the company id (a command frame, a user beacon), or
+ad:DATA:SECONDS for advertising data as given (another company's device);
 the times of the first enable and of the last disable of each step (CLOCK_BOOTTIME, "t" and
 "end") go to --log as a JSON line. "t" is taken just before the first enable command is sent: the
 controller may advertise, and the scanner publish, before its Command Complete reaches us.
@@ -92,15 +93,21 @@ def main():
     controller.command(LE_SET_ADV_PARAMETERS, parameters)
     with open(args.log, "a") as log:
         for step in args.steps:
-            if step.startswith("hex:"):
+            if step.startswith("ad:"):
+                _, data_hex, seconds = step.split(":")
+                raw = bytes.fromhex(data_hex)
+                data = bytes([len(raw)]) + raw.ljust(31, b"\0")
+                entry = {"data": data_hex}
+            elif step.startswith("hex:"):
                 _, frame_hex, seconds = step.split(":")
-                frame = bytes.fromhex(frame_hex)
+                data = advertising_data(bytes.fromhex(frame_hex))
                 entry = {"frame": frame_hex}
             else:
                 mode, seq, ttl, seconds = step.split(":")
                 frame = struct.pack(">BHBBHB", 1, args.zone, MODES[mode], 0, int(seq), int(ttl))
+                data = advertising_data(frame)
                 entry = {"zone": args.zone, "mode": mode, "seq": int(seq), "ttl": int(ttl)}
-            controller.command(LE_SET_ADV_DATA, advertising_data(frame))
+            controller.command(LE_SET_ADV_DATA, data)
             started, enables = None, 0
             end = now() + float(seconds)
             while now() < end:

@@ -352,6 +352,9 @@ def main():
         check("legacy: results present", False, legacy)
     if os.path.isdir(hci):
         latencies += hci_group(hci, beacond)
+        sys.dont_write_bytecode = True
+        import check_adapters
+        check_adapters.filter_group(sys.modules[__name__], hci)
     else:
         check("hci: results present", False, hci)
     if bluez and os.path.isdir(bluez):

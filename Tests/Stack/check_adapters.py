@@ -5,7 +5,9 @@ passes itself as `c`.
 multi: the daemon scans hci1 and hci2 while hci0 advertises; hci1 is brought down in the middle of
 a red flag and up again. auto: a daemon with `--adapter auto` starts before any adapter exists,
 finds btvirt's three controllers, and finds them again after the vhci device is removed and added.
+filter (the hci boot): the kernel filter on a real raw HCI socket.
 """
+import json
 
 
 def step_time(c, directory, text_in_step):
@@ -108,3 +110,41 @@ def auto_group(c, directory):
 
 def adapters_group(c, directory):
     return multi_group(c, directory) + auto_group(c, directory)
+
+
+def filter_group(c, directory):
+    """The kernel filter on the real raw HCI socket (the hci boot: extended scanning, so reports
+    of legacy adverts arrive as LE Extended Advertising Reports). hci0 advertised an iBeacon for
+    3 s, a red flag for 2 s, the iBeacon again; the daemon scanned hci1."""
+    phone_mac = None
+    heard = c.tshark_reports(f"{directory}/filter-btmon.btsnoop", adapter=1)
+    phone = [r for r in heard if len(r) > 1 and "0x004c" in r[1]]
+    if phone:
+        phone_mac = phone[0][0].lower()
+    c.check("filter: the controller delivered the iBeacon's reports to the kernel on hci1 (btmon)",
+            len(phone) > 0, f"{len(phone)} reports")
+
+    def load(name):
+        try:
+            return json.loads(c.text(f"{directory}/{name}"))
+        except ValueError:
+            return {}
+    first, look, second = load("filter-status.json"), load("filter-devices1.json"), load("filter-devices2.json")
+    hci = first.get("hci") or {}
+    kernel_filter = hci.get("kernel_filter") or {}
+    c.check("filter: the kernel dropped them: beacond read no report while only the iBeacon advertised",
+            kernel_filter.get("state") == "on" and hci.get("reports") == 0,
+            f"kernel_filter {kernel_filter}, reports {hci.get('reports')}")
+    listed = [d["addr"].lower() for d in look.get("devices") or []]
+    counters = look.get("devices_counters") or {}
+    c.check("filter: the first look finds no other device (the iBeacon was never read) and says "
+            "it has listened for 0 s", (look.get("hci") or {}).get("reports", 0) > 0 and listed == []
+            and counters.get("listening_s") == 0, f"devices {listed}, counters {counters}")
+    later = second.get("devices") or []
+    lifted = (second.get("hci") or {}).get("kernel_filter") or {}
+    c.check("filter: the look lifted it: the iBeacon advertising again is listed, with its reports",
+            phone_mac is not None and any(d["addr"].lower() == phone_mac and d["reports"] > 0 for d in later)
+            and lifted.get("state") == "lifted" and lifted.get("lifts") == 1,
+            f"devices {[(d['addr'], d['reports']) for d in later]}, kernel_filter {lifted}, "
+            f"iBeacon {phone_mac}")
+    c.check("filter: beacond exits 0 on SIGTERM", c.text(f"{directory}/filter-beacond.rc").strip() == "0")

@@ -37,6 +37,19 @@ wait_for "run: scanner up again (reset)" 30 scanner_state_count $((ups + 1)) up 
 advertise run red_flag:5:4:3
 daemon_stop run
 
+# The kernel filter (issue 32), on the extended scan's reports of legacy adverts: another company's
+# device advertising is never read until a client asks for every device; then it is listed.
+iBeacon=0201061AFF4C000215A1A2A3A4A5A6A7A8A9AAABACADAEAFB000010002C5
+daemon_start filter --backend hci || exit 1
+advertise filter-phone "ad:$iBeacon:3"
+python3 "$stack/ask.py" /tmp/filter.sock "$results/filter-status.json"
+advertise filter-flag red_flag:30:4:2
+wait_for "filter: the flag published" 20 grep -q '"red_flag"' "$results/filter-states.jsonl"
+python3 "$stack/ask.py" /tmp/filter.sock "$results/filter-devices1.json" --devices
+advertise filter-phone2 "ad:$iBeacon:3"
+python3 "$stack/ask.py" /tmp/filter.sock "$results/filter-devices2.json" --devices
+daemon_stop filter
+
 # beacond scan --all --json beside btmon -w.
 btmon -w "$results/scan-btmon.btsnoop" >/dev/null 2>&1 &
 btmon_pid=$!

@@ -30,6 +30,12 @@ package enum StatusReport {
             health += " (\(TerminalText.escaped(mode)) scanning, \(hci.reports) reports, \(hci.restarts) restarts)"
         }
         out += line("scanner", health)
+        if let filter = status.hci?.kernelFilter {
+            var text = "kernel filter " + TerminalText.escaped(filter.state)
+            text += " (\(filter.lifts) lifted for clients, \(filter.probes) silence probes)"
+            if let failure = filter.failure { text += ": " + TerminalText.escaped(failure) }
+            out += line("", text)
+        }
         if status.scanner.adapters.count > 1 {
             for adapter in status.scanner.adapters {
                 var text = TerminalText.escaped(adapter.name) + " " + adapter.state.rawValue

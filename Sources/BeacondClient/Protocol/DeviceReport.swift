@@ -53,11 +53,16 @@ package struct DeviceCounters: Hashable, Sendable, Decodable {
     package var displaced: Int
     package var refused: Int
     package var expired: Int
+    /// Seconds since the HCI scanners' kernel filter was lifted for the clients looking at every
+    /// device (0 in the reply that lifted it): until then only GeoRacing reports were read, so a
+    /// list asked for within the first seconds is still filling. Absent when no filter applies.
+    package var listening: Double?
 
     enum CodingKeys: String, CodingKey {
         case limit
         case window = "window_s"
         case reports, displaced, refused, expired
+        case listening = "listening_s"
     }
 
     package init(limit: Int, window: Double, reports: Int, displaced: Int, refused: Int, expired: Int) {
@@ -77,6 +82,7 @@ package struct DeviceCounters: Hashable, Sendable, Decodable {
         writer.key("displaced"); writer.int(displaced)
         writer.key("refused"); writer.int(refused)
         writer.key("expired"); writer.int(expired)
+        if let listening { writer.key("listening_s"); writer.number(listening, decimals: 3) }
         writer.endObject()
     }
 }

@@ -127,11 +127,14 @@ package struct HCIBackendStatus: Hashable, Sendable, Decodable {
     package var reconnects = 0
     /// With `--record`; absent otherwise.
     package var recording: RecordingStatus?
+    /// With `scanner.kernel_filter` on; absent otherwise.
+    package var kernelFilter: KernelFilterStatus?
 
     enum CodingKeys: String, CodingKey {
         case adapter, mode, events, reports, malformed
         case lastMalformed = "last_malformed"
         case restarts, reconnects, recording
+        case kernelFilter = "kernel_filter"
     }
 
     package init(adapter: String, mode: String?) {
@@ -150,6 +153,7 @@ package struct HCIBackendStatus: Hashable, Sendable, Decodable {
         writer.key("restarts"); writer.int(restarts)
         writer.key("reconnects"); writer.int(reconnects)
         if let recording { writer.key("recording"); recording.render(into: &writer) }
+        if let kernelFilter { writer.key("kernel_filter"); kernelFilter.render(into: &writer) }
         writer.endObject()
     }
 
@@ -163,7 +167,47 @@ package struct HCIBackendStatus: Hashable, Sendable, Decodable {
         sum.restarts = restarts &+ other.restarts
         sum.reconnects = reconnects &+ other.reconnects
         sum.recording = recording ?? other.recording
+        sum.kernelFilter =
+            kernelFilter.map { mine in other.kernelFilter.map { mine.adding($0) } ?? mine }
+            ?? other.kernelFilter
         return sum
+    }
+}
+
+/// `status.hci.kernel_filter`: the HCI scanners' kernel filter (`scanner.kernel_filter`).
+package struct KernelFilterStatus: Hashable, Sendable, Decodable {
+    /// `on` (the kernel drops the reports that carry no GeoRacing frame), `lifted` (a client looks
+    /// at every device), `probing` (the silence watchdog listens for any device), `off` (not
+    /// connected) or `failed` (the kernel refused it: every report is read).
+    package var state: String
+    /// Times the silence watchdog lifted it to listen for any device, and times a look lifted it.
+    package var probes: Int
+    package var lifts: Int
+    /// Why the kernel refused it; absent unless it did.
+    package var failure: String?
+
+    package init(state: String, probes: Int, lifts: Int, failure: String? = nil) {
+        self.state = state
+        self.probes = probes
+        self.lifts = lifts
+        self.failure = failure
+    }
+
+    package func render(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("state"); writer.string(state)
+        writer.key("probes"); writer.int(probes)
+        writer.key("lifts"); writer.int(lifts)
+        if let failure { writer.key("failure"); writer.string(failure) }
+        writer.endObject()
+    }
+
+    /// Two adapters' filters as one: the state of the one that reads more (an adapter not
+    /// filtering shows), the counters summed.
+    package func adding(_ other: KernelFilterStatus) -> KernelFilterStatus {
+        KernelFilterStatus(
+            state: state == "on" ? other.state : state, probes: probes &+ other.probes, lifts: lifts &+ other.lifts,
+            failure: failure ?? other.failure)
     }
 }
 

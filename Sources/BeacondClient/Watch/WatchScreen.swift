@@ -211,7 +211,12 @@ package enum WatchScreen {
                     + " \(counters.refused) weaker not listed, \(counters.displaced) displaced")
         }
         guard !sorted.isEmpty else {
-            return cut([WatchLine(), title, WatchLine("  none heard recently", .dim)], to: lines, total: 0)
+            var none = WatchLine("  none heard recently", .dim)
+            // The kernel filter was lifted for this look only lately: the list is still filling.
+            if let counters = status.devicesCounters, let listening = counters.listening, listening < counters.window {
+                none = WatchLine("  none yet: listening for other devices for \(WatchFormat.seconds(listening))", .dim)
+            }
+            return cut([WatchLine(), title, none], to: lines, total: 0)
         }
         let devices = sorted.prefix(shownRows(sorted.count, lines: lines))
         var address = WatchTable.Column(title: "ADDRESS", keep: 9)

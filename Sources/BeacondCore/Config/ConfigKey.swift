@@ -9,6 +9,7 @@ package enum ConfigKey: String, CaseIterable, Hashable, Sendable, Comparable {
     case scannerLoop = "scanner.loop"
     case scannerSilenceRestart = "scanner.silence_restart_s"
     case scannerActive = "scanner.active"
+    case scannerKernelFilter = "scanner.kernel_filter"
     case scannerScanInterval = "scanner.scan_interval_ms"
     case scannerScanWindow = "scanner.scan_window_ms"
     case scannerBlueZRefresh = "scanner.bluez_refresh_s"

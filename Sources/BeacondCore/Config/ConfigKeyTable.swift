@@ -151,6 +151,8 @@ extension ConfigKey {
         case .scannerSilenceRestart: return Row(\.scanner.silenceRestart, reload: .restart, duration: .silenceRestart)
         case .scannerActive:
             return Row(\.scanner.active, flag: "--active", reload: .restart, parse: P.bool, format: { String($0) })
+        case .scannerKernelFilter:
+            return Row(\.scanner.kernelFilter, reload: .restart, parse: P.bool, format: { String($0) })
         case .scannerScanInterval:
             return Row(
                 \.scanner.scanIntervalMs, flag: "--scan-interval-ms", reload: .restart,

@@ -75,6 +75,9 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var silenceRestart: Int64 = defaultSilenceRestart
         /// Active scanning (scan requests) instead of passive listening; hci backend only.
         var active = false
+        /// hci: drop in the kernel the reports that carry no GeoRacing frame (`HCIReportFilter`),
+        /// except while a client looks at every device or the daemon records.
+        var kernelFilter = true
         /// How often and how long the controller listens, ms (HCI units are 0.625 ms). The default
         /// listens continuously: a beacon's every repeat matters for its TTL.
         var scanIntervalMs = 100

@@ -137,7 +137,10 @@ package final class Daemon {
         if let beacon, let mqtt { beacon.onStatusChange { mqtt.transmitterChanged($0) } }
 
         let decoder = GeoRacingDecoder(companyID: scanner.companyID)
-        let devices = NearbyDeviceTable()
+        // The HCI scanners' kernel filter drops other devices' reports until a client looks at
+        // them; a recording keeps everything.
+        let filters = scanner.backend == .hci && scanner.kernelFilter && configuration.record.path == nil
+        let devices = NearbyDeviceTable(demand: filters && replayClock == nil ? AllDevicesDemand() : nil)
         if let replayClock, let capture = scanner.replay {
             backend = ReplayBackend(
                 path: capture, clock: replayClock, loop: scanner.loop,

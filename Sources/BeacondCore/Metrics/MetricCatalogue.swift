@@ -78,6 +78,12 @@ package enum MetricCatalogue {
     package static let copiesDropped = MetricFamily(
         name: "beacond_scan_copies_dropped_total", kind: .counter,
         help: "Copies of an advert heard on another adapter too, dropped so the engine counts it once.")
+    package static let kernelFilter = MetricFamily(
+        name: "beacond_scanner_kernel_filter", kind: .gauge,
+        help: "1 while the kernel drops the reports that carry no GeoRacing frame (hci), else 0.")
+    package static let kernelFilterProbes = MetricFamily(
+        name: "beacond_scanner_kernel_filter_probes_total", kind: .counter,
+        help: "Times the silence watchdog lifted the kernel filter to listen for any device.")
     package static let scannerRestarts = MetricFamily(
         name: "beacond_scanner_restarts_total", kind: .counter,
         help: "Scanner restarts (the hci backend's silence and error restarts).")
@@ -128,7 +134,7 @@ package enum MetricCatalogue {
         signalsRejected, userBeacons, signalsContested, overridesActive, overridesExpired, overridesEvicted,
         remoteFetches,
         remoteFailures, remoteAge, remoteFresh, scannerUp, scannerDegraded, scannerRestarts, reports, signalsDropped,
-        adapterUp, adapterReports, adapterRestarts, copiesDropped,
+        adapterUp, adapterReports, adapterRestarts, copiesDropped, kernelFilter, kernelFilterProbes,
         clientsConnected, clientsRefused, clientsDisconnected, linesDropped, mqttConnected, mqttReconnects,
         mqttSightingsDropped, beaconAdvertising, beaconFrames, signedAccepted, signedClockOffset, publishLatency,
     ]

@@ -77,6 +77,8 @@ extension MetricSample {
             MetricSample(C.reports, [Label("backend", status.scanner.backend)], reports(status)),
             MetricSample(C.signalsDropped, status.scan?.droppedSignals ?? 0),
             MetricSample(C.copiesDropped, status.scan?.copies?.dropped ?? 0),
+            MetricSample(C.kernelFilter, status.hci?.kernelFilter?.state == "on" ? 1 : 0),
+            MetricSample(C.kernelFilterProbes, status.hci?.kernelFilter?.probes ?? 0),
         ]
         samples += health
         // One series per adapter, from the daemon's start: its adapters are known by then (auto's

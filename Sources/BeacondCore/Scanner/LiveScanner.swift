@@ -20,8 +20,8 @@ extension BlueZScannerBackend: StatusContributor {
 package enum LiveScanner {
     package static func make(
         _ scanner: DaemonConfiguration.Scanner, adapter: String, record: DaemonConfiguration.Record,
-        sink: any AdvertisementSink,
-        retriesMissingAdapter: Bool, logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter()
+        sink: any AdvertisementSink, retriesMissingAdapter: Bool, kernelFilter: HCIKernelFilter? = nil,
+        logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter()
     ) throws -> any Service {
         switch scanner.backend {
         case .hci:
@@ -37,7 +37,7 @@ package enum LiveScanner {
                 }
                 return try HCIScannerBackend(
                     configuration: configuration, sink: sink, recorder: recorder,
-                    logger: logger, logLimiter: logLimiter)
+                    kernelFilter: recorder == nil ? kernelFilter : nil, logger: logger, logLimiter: logLimiter)
             } catch {
                 throw DaemonStartError(description: "\(error)")
             }

@@ -157,9 +157,13 @@ package struct NearbyDevices: Sendable {
 /// (listing for a status reply). The lock is held for one update or one copy of 64 entries.
 package final class NearbyDeviceTable: Sendable {
     private let table: Mutex<NearbyDevices>
+    /// Told of each look at the list, which lifts the scanners' kernel filter; nil when no
+    /// scanner filters.
+    let demand: AllDevicesDemand?
 
-    package init(_ devices: NearbyDevices = NearbyDevices()) {
+    package init(_ devices: NearbyDevices = NearbyDevices(), demand: AllDevicesDemand? = nil) {
         table = Mutex(devices)
+        self.demand = demand
     }
 
     /// Records `report` heard at `time` (engine µs). Allocates nothing.
@@ -176,13 +180,17 @@ package final class NearbyDeviceTable: Sendable {
         }
     }
 
-    /// The status reply's `devices` and `devices_counters` as of `now` (engine µs).
+    /// The status reply's `devices` and `devices_counters` as of `now` (engine µs). A look at the
+    /// list: it lifts the scanners' kernel filter.
     func report(at now: Int64) -> (devices: [DeviceReport], counters: DeviceCounters) {
+        let listening = demand?.look()
         let (listed, counters, limit, window) = table.withLock {
             ($0.listed(at: now), $0.counters, $0.capacity, $0.window)
         }
         let devices = listed.map { DeviceReport($0, now: now) }
-        return (devices, DeviceCounters(counters, limit: limit, window: window))
+        var reported = DeviceCounters(counters, limit: limit, window: window)
+        reported.listening = listening.map { Double($0) / 1_000_000 }
+        return (devices, reported)
     }
 }
 

@@ -53,19 +53,21 @@ package final class ScannerSet: Service, Sendable {
     }
 
     /// The backends a configuration names, one per adapter, feeding `hub`; with `auto`, none yet
-    /// and a discovery that adds them.
+    /// and a discovery that adds them. The HCI backends share one kernel filter when `devices`
+    /// has a demand to lift it (the daemon gives it one when the filter applies).
     package static func make(
         _ scanner: DaemonConfiguration.Scanner, record: DaemonConfiguration.Record, hub: TrackStateHub,
         decoder: GeoRacingDecoder, devices: NearbyDeviceTable?, logger: Logger,
         logLimiter: LogRateLimiter = LogRateLimiter()
     ) throws -> ScannerSet {
         let filtersCopies = scanner.adapters.filtersCopies
+        let kernelFilter = devices?.demand.map { HCIKernelFilter(companyID: scanner.companyID, demand: $0) }
         let makeMember: MemberFactory = { name, index in
             let tag = ScannerAdapterTag(name: name, index: index, filtersCopies: filtersCopies)
             let sink = HubAdvertisementSink(hub: hub, decoder: decoder, devices: devices, adapter: tag)
             let backend = try LiveScanner.make(
-                scanner, adapter: name, record: record, sink: sink, retriesMissingAdapter: true, logger: logger,
-                logLimiter: logLimiter)
+                scanner, adapter: name, record: record, sink: sink, retriesMissingAdapter: true,
+                kernelFilter: kernelFilter, logger: logger, logLimiter: logLimiter)
             return Member(tag: tag, sink: sink, backend: backend)
         }
         let members = try scanner.adapters.names.enumerated().map { try makeMember($1, UInt16($0)) }

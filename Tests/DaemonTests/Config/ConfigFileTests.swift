@@ -302,7 +302,7 @@ import Testing
             yaml: "scanner: hci\n", key: "scanner", line: 1,
             reason: "expected a mapping of keys (scanner.backend, scanner.adapter, scanner.company_id, "
                 + "scanner.replay, scanner.speed, scanner.loop, scanner.silence_restart_s, scanner.active, "
-                + "scanner.scan_interval_ms, scanner.scan_window_ms, scanner.bluez_refresh_s)"),
+                + "scanner.kernel_filter, scanner.scan_interval_ms, scanner.scan_window_ms, scanner.bluez_refresh_s)"),
         BadValue(
             yaml: "socket:\n  path: /\(String(repeating: "s", count: 120))\n", key: "socket.path", line: 2,
             reason: "\"/\(String(repeating: "s", count: 59))…\" is 121 bytes long; a Unix socket path holds "

@@ -24,6 +24,7 @@ import Testing
               loop: true
               silence_restart_s: 0
               active: true
+              kernel_filter: false
               scan_interval_ms: 200
               scan_window_ms: 50
               bluez_refresh_s: 2

@@ -53,6 +53,7 @@ import Testing
         var hci = HCIBackendStatus(adapter: "hci0", mode: "extended")
         hci.restarts = 2
         hci.reports = 900
+        hci.kernelFilter = KernelFilterStatus(state: "on", probes: 3, lifts: 1)
         status.hci = hci
         status.scan = ScanStatus(
             reports: 1000, droppedSignals: 14,
@@ -122,6 +123,8 @@ import Testing
         #expect(values["beacond_scanner_adapter_reports_total{adapter=hci2}"] == 300)
         #expect(values["beacond_scanner_adapter_restarts_total{adapter=hci1}"] == 2)
         #expect(values["beacond_scan_copies_dropped_total"] == 250)
+        #expect(values["beacond_scanner_kernel_filter"] == 1)
+        #expect(values["beacond_scanner_kernel_filter_probes_total"] == 3)
         // The live sink's count wins over the backend's own.
         #expect(values["beacond_reports_total{backend=hci}"] == 1000)
         #expect(values["beacond_scan_signals_dropped_total"] == 14)

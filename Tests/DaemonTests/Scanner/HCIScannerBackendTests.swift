@@ -22,8 +22,9 @@ final class HCIHarness: Sendable {
     private let outcome = Mutex<Outcome?>(nil)
 
     init(
-        _ controllers: [FakeController] = [], recorder: BTSnoopRecorder? = nil, logger: Logger = HCITestLogger.quiet,
-        configure: (inout HCIScannerConfiguration) -> Void = { _ in }, opener: HCIScannerBackend.Opener? = nil
+        _ controllers: [FakeController] = [], recorder: BTSnoopRecorder? = nil, kernelFilter: HCIKernelFilter? = nil,
+        logger: Logger = HCITestLogger.quiet, configure: (inout HCIScannerConfiguration) -> Void = { _ in },
+        opener: HCIScannerBackend.Opener? = nil
     ) throws {
         var configuration = HCIScannerConfiguration(silenceRestart: 0)
         configuration.retryInitial = 20_000
@@ -32,7 +33,7 @@ final class HCIHarness: Sendable {
         configure(&configuration)
         adapter = FakeAdapter(controllers)
         backend = try HCIScannerBackend(
-            configuration: configuration, sink: sink, recorder: recorder, logger: logger,
+            configuration: configuration, sink: sink, recorder: recorder, kernelFilter: kernelFilter, logger: logger,
             opener: opener ?? adapter.opener)
     }
 
@@ -45,12 +46,13 @@ final class HCIHarness: Sendable {
     /// A harness (the arguments are `init`'s) whose backend is started and up, as its sink saw
     /// (expected).
     static func up(
-        _ controllers: [FakeController] = [], recorder: BTSnoopRecorder? = nil, logger: Logger = HCITestLogger.quiet,
-        configure: (inout HCIScannerConfiguration) -> Void = { _ in }, opener: HCIScannerBackend.Opener? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        _ controllers: [FakeController] = [], recorder: BTSnoopRecorder? = nil, kernelFilter: HCIKernelFilter? = nil,
+        logger: Logger = HCITestLogger.quiet, configure: (inout HCIScannerConfiguration) -> Void = { _ in },
+        opener: HCIScannerBackend.Opener? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> HCIHarness {
         let harness = try HCIHarness(
-            controllers, recorder: recorder, logger: logger, configure: configure, opener: opener)
+            controllers, recorder: recorder, kernelFilter: kernelFilter, logger: logger, configure: configure,
+            opener: opener)
         harness.start()
         #expect(await harness.sink.waitForState(.up), sourceLocation: sourceLocation)
         return harness

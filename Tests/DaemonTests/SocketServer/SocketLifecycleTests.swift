@@ -172,6 +172,15 @@ import Glibc
         #expect(report.contains("rejected: rssi"))
     }
 
+    @Test func statusReportShowsTheKernelFilter() {
+        var status = StatusMessage.sample()
+        var hci = HCIBackendStatus(adapter: "hci0", mode: "legacy")
+        hci.kernelFilter = KernelFilterStatus(state: "failed", probes: 2, lifts: 5, failure: "refused\u{1B}")
+        status.hci = hci
+        let report = StatusReport.render(status)
+        #expect(report.contains("kernel filter failed (5 lifted for clients, 2 silence probes): refused\\u{1b}"))
+    }
+
     @Test func statusReportEscapesControlCharacters() {
         var status = StatusMessage.sample()
         status.remote = RemoteReport(

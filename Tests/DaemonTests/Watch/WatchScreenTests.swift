@@ -289,6 +289,16 @@ enum WatchSamples {
         #expect(WatchScreen.snapshot(WatchSamples.view(all: true)).contains("does not report them"))
     }
 
+    @Test func anEmptyListSaysTheKernelFilterWasLiftedOnlyLately() {
+        var status = WatchSamples.status(devices: [])
+        status.devicesCounters?.listening = 0.4
+        #expect(
+            WatchScreen.snapshot(WatchSamples.view(status: status, all: true))
+                .contains("none yet: listening for other devices for 0.4s"))
+        status.devicesCounters?.listening = 12
+        #expect(WatchScreen.snapshot(WatchSamples.view(status: status, all: true)).contains("none heard recently"))
+    }
+
     @Test func watchBlocksItsSignalsLikeTheKiosk() {
         #expect(DaemonSignals.handled(byCommandIn: ["beacond", "watch", "--all"]) == DaemonSignals.kioskHandled)
     }

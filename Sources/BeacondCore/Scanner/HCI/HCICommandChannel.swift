@@ -286,7 +286,7 @@ final class HCICommandChannel {
                         throw .adapterGone(adapter: adapter, reason: "its socket reported an error")
                     }
                 }
-            case .timedOut, .interrupted:
+            case .timedOut, .interrupted, .nudged:
                 continue
             }
         }
@@ -336,23 +336,28 @@ final class HCICommandChannel {
         case ready(revents: Int16)
         case timedOut
         case interrupted
+        /// `nudge` was signalled (and is drained).
+        case nudged
     }
 
     /// Polls the transport for `events` for up to `micros` (nil: no limit) and, when
-    /// `interruptible`, the wake signal too, which ends the wait with `.shuttingDown`.
-    func wait(for events: Int16, micros: Int64?, interruptible: Bool) throws(HCIScannerError) -> WaitResult {
+    /// `interruptible`, the wake signal too, which ends the wait with `.shuttingDown`; and
+    /// `nudge`, which ends it with `.nudged`.
+    func wait(for events: Int16, micros: Int64?, interruptible: Bool, nudge: WakeSignal? = nil)
+        throws(HCIScannerError) -> WaitResult
+    {
         // The device events' descriptor only when reading: a notice waiting there must not end a
         // wait for POLLOUT again and again (poll skips a -1).
         let deviceEvents = events & Int16(POLLIN) != 0 ? transport.deviceEventDescriptor : -1
         var fds = (
             pollfd(fd: transport.descriptor, events: events, revents: 0),
             pollfd(fd: deviceEvents, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wake?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)
+            pollfd(fd: interruptible ? wake?.descriptor ?? -1 : -1, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: nudge?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)
         )
-        let count: nfds_t = interruptible && wake != nil ? 3 : 2
         let milliseconds = micros.map { Int32(clamping: $0 <= 0 ? 0 : ($0 + 999) / 1000) } ?? -1
         let ready = withUnsafeMutablePointer(to: &fds) {
-            $0.withMemoryRebound(to: pollfd.self, capacity: 3) { poll($0, count, milliseconds) }
+            $0.withMemoryRebound(to: pollfd.self, capacity: 4) { poll($0, 4, milliseconds) }
         }
         if ready < 0 {
             guard errno == EINTR else {
@@ -361,7 +366,11 @@ final class HCICommandChannel {
             counters.interruptions.add(1, ordering: .relaxed)
             return .interrupted
         }
-        if count == 3, fds.2.revents != 0 { throw .shuttingDown }
+        if fds.2.revents != 0 { throw .shuttingDown }
+        if fds.3.revents != 0, fds.0.revents == 0 {
+            nudge?.drain()
+            return .nudged
+        }
         return ready == 0 ? .timedOut : .ready(revents: fds.0.revents)
     }
 }

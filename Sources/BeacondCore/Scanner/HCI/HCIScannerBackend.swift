@@ -22,6 +22,13 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     let configuration: HCIScannerConfiguration
     package let counters = HCIScannerCounters()
     let recorder: BTSnoopRecorder?
+    /// The daemon's kernel filter (`scanner.kernel_filter`); nil: every report is read.
+    let kernelFilter: HCIKernelFilter?
+    package let filterCounters = HCIKernelFilterCounters()
+    /// Signalled when a client begins looking at every device, so the reader lifts the filter
+    /// at once; nil without a filter (or when no eventfd could be made: it then lifts it at its
+    /// next wake-up).
+    private let filterNudge: WakeSignal?
     private let sink: any AdvertisementSink
     private let logger: Logger
     private let logLimiter: LogRateLimiter
@@ -38,7 +45,8 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     /// - Parameter opener: opens the transport; by default the adapter's raw HCI socket.
     package init(
         configuration: HCIScannerConfiguration, sink: any AdvertisementSink, recorder: BTSnoopRecorder? = nil,
-        logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter(), opener: Opener? = nil
+        kernelFilter: HCIKernelFilter? = nil, logger: Logger, logLimiter: LogRateLimiter = LogRateLimiter(),
+        opener: Opener? = nil
     )
         throws(HCIScannerError)
     {
@@ -47,6 +55,8 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
         self.configuration = configuration
         self.sink = sink
         self.recorder = recorder
+        self.kernelFilter = kernelFilter
+        filterNudge = kernelFilter != nil ? try? WakeSignal() : nil
         self.logger = logger
         self.opener = opener ?? Self.rawSocketOpener(adapter: configuration.adapter)
         do {
@@ -102,6 +112,11 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
         status.restarts = snapshot.restarts
         status.reconnects = snapshot.reconnects
         status.recording = recorder?.recordingStatus
+        if kernelFilter != nil {
+            status.kernelFilter = KernelFilterStatus(
+                state: filterCounters.current.name, probes: filterCounters.probes.load(ordering: .relaxed),
+                lifts: filterCounters.lifts.load(ordering: .relaxed), failure: filterCounters.failure)
+        }
         return status
     }
 
@@ -117,9 +132,12 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     }
 
     private func lifecycle() -> HCIScannerError? {
+        if let kernelFilter, let filterNudge { kernelFilter.demand.addListener(filterNudge) }
         defer {
             shared.withLock { $0.mode = nil }
             recorder?.close()
+            if let kernelFilter, let filterNudge { kernelFilter.demand.removeListener(filterNudge) }
+            filterCounters.set(.off)
         }
         var backoff = Backoff(floor: configuration.retryInitial, cap: configuration.retryMax)
         var everUp = false
@@ -211,16 +229,31 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
     }
 
     /// Reads until shutdown or a failure; restarts the scan when it has been silent too long.
+    ///
+    /// With the kernel filter on, silence may only mean that no GeoRacing beacon is near: the
+    /// watchdog then lifts the filter for a probe, and restarts the scan only when the probe
+    /// hears no device at all either.
     private func scan(_ channel: HCICommandChannel, mode: inout HCIScanMode) -> ScanEnd {
         let silence = configuration.silenceRestart
+        var filter = HCIKernelFilterSwitch(filter: kernelFilter, counters: filterCounters, recording: recorder != nil)
+        defer { filterCounters.set(.off) }
         while true {
+            let now = MonotonicClock.bootMicros()
+            if let refusal = filter.update(on: channel.transport, at: now) {
+                logger.warning("scanner on \(adapter): \(refusal); reading every report")
+            }
             var timeout: Int64?
-            if silence > 0 { timeout = max(0, channel.lastReportBoot + silence - MonotonicClock.bootMicros()) }
+            if let probe = filter.probe {
+                timeout = max(0, probe.end - now)
+            } else if silence > 0 {
+                timeout = max(0, channel.lastReportBoot + silence - now)
+            }
             if recorder != nil {
                 timeout = min(timeout ?? BTSnoopRecorder.flushInterval, BTSnoopRecorder.flushInterval)
             }
             do {
-                if case .ready(let revents) = try channel.wait(for: Int16(POLLIN), micros: timeout, interruptible: true)
+                if case .ready(let revents) = try channel.wait(
+                    for: Int16(POLLIN), micros: timeout, interruptible: true, nudge: filterNudge)
                 {
                     switch channel.readBurst() {
                     case .lost(let reason):
@@ -229,10 +262,15 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
                         if packets == 0, revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                             return .lost(.adapterGone(adapter: adapter, reason: "its socket reported an error"))
                         }
+                        if packets > 0, configuration.burstPause > 0, wake.wait(micros: configuration.burstPause) {
+                            return .stopped
+                        }
                     }
                 }
                 recorder?.flushIfDue()
-                if silence > 0, MonotonicClock.bootMicros() - channel.lastReportBoot >= silence {
+                filter.heard(at: channel.lastReportBoot)
+                let after = MonotonicClock.bootMicros()
+                if silence > 0, after - channel.lastReportBoot >= silence, !filter.silenceElapsed(at: after) {
                     let restarts = counters.restarts.add(1, ordering: .relaxed).newValue
                     logger.limited(
                         limiter: logLimiter, .warning, "scanner.restart",

@@ -15,6 +15,12 @@ package struct HCIScannerConfiguration: Hashable, Sendable {
     /// The first retry comes after `retryInitial`, each next one after twice the last, at most `retryMax`.
     var retryInitial: Int64 = 1_000_000
     var retryMax: Int64 = 30_000_000
+    /// After a burst that read something the reader pauses this long before it polls again, so a
+    /// busy air is read in fewer, larger bursts, each one hop to the hub: a wake-up costs more than
+    /// the reports it reads (docs/benchmarks.md). A report in a quiet moment is read at once; one
+    /// arriving during the pause waits at most this long. At 50,000 reports/s the socket holds 50
+    /// reports meanwhile, far below its receive buffer. 0: no pause.
+    package var burstPause: Int64 = 1_000
     /// How long the controller has to answer a command.
     package var commandTimeout: Int64 = 2_000_000
     /// true (the daemon): a missing adapter at start is reported `down` and waited for;

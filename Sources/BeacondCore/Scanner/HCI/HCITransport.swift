@@ -39,12 +39,18 @@ package protocol HCITransport: AnyObject {
     /// Several packets in one call where the transport can (`recvmmsg`); by default one `read`.
     func readBatch(into batch: HCIReadBatch) -> HCIBatchReadResult
     func write(_ packet: UnsafeRawBufferPointer) -> HCIWriteResult
+    /// Attaches the kernel filter to the socket: 0, or the errno (EOPNOTSUPP: no socket to filter).
+    func attachReportFilter(_ filter: HCIKernelFilter) -> Int32
+    /// Detaches it: 0, or the errno (ENOENT: none was attached).
+    func detachReportFilter() -> Int32
     /// Closes the descriptor; later reads fail.
     func close()
 }
 
 extension HCITransport {
     package var deviceEventDescriptor: Int32 { -1 }
+    package func attachReportFilter(_ filter: HCIKernelFilter) -> Int32 { EOPNOTSUPP }
+    package func detachReportFilter() -> Int32 { EOPNOTSUPP }
 }
 
 /// An HCI transport over a descriptor it owns: a raw HCI socket or one end of a socketpair.
@@ -96,6 +102,14 @@ package final class DescriptorHCITransport: HCITransport {
         case EINTR: return .interrupted
         case let code: return .failed(errno: code)
         }
+    }
+
+    package func attachReportFilter(_ filter: HCIKernelFilter) -> Int32 {
+        descriptor >= 0 ? filter.attach(to: descriptor) : EBADF
+    }
+
+    package func detachReportFilter() -> Int32 {
+        descriptor >= 0 ? HCIKernelFilter.detach(from: descriptor) : EBADF
     }
 
     package func close() {
