@@ -245,8 +245,9 @@ public enum HCIReportFilter {
                 let here = program.count
                 func distance(_ label: Label?) -> Int {
                     guard let label else { return 0 }
-                    // A label not emitted or behind is a bug in this file, caught by its tests.
-                    return (positions[label] ?? -1) - here - 1
+                    let distance = (positions[label] ?? -1) - here - 1
+                    assert(distance >= 0, "label \(label) is not ahead of instruction \(here)")
+                    return distance
                 }
                 switch item {
                 case .label:
@@ -257,6 +258,7 @@ public enum HCIReportFilter {
                     program.append(
                         SocketFilterInstruction(code: Opcode.jumpAlways, k: UInt32(clamping: distance(label))))
                 case .branch(let code, let k, let whenTrue, let whenFalse):
+                    assert(max(distance(whenTrue), distance(whenFalse)) <= 255, "a jump from \(here) is too far")
                     program.append(
                         SocketFilterInstruction(
                             code: code, jumpIfTrue: UInt8(clamping: distance(whenTrue)),

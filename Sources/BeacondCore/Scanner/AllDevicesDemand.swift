@@ -1,8 +1,8 @@
 import Synchronization
 
-/// Whether a client is looking at every device heard (`watch --all`, `status --devices`): while
-/// one is, the HCI scanners lift their kernel filter (`HCIReportFilter`), which otherwise drops
-/// the other devices' reports before beacond reads them.
+/// Whether a client is looking at every device heard (`watch --all`,
+/// `{"cmd":"status","devices":true}`): while one is, the HCI scanners lift their kernel filter
+/// (`HCIReportFilter`), which otherwise drops the other devices' reports before beacond reads them.
 ///
 /// Each look keeps the filter lifted for `hold` more; the scanners read `isActive` on each wake-up
 /// and are woken when a look begins, so the table of other devices starts filling at once.

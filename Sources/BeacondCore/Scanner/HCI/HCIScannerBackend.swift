@@ -137,7 +137,6 @@ package final class HCIScannerBackend: Service, @unchecked Sendable {
             shared.withLock { $0.mode = nil }
             recorder?.close()
             if let kernelFilter, let filterNudge { kernelFilter.demand.removeListener(filterNudge) }
-            filterCounters.set(.off)
         }
         var backoff = Backoff(floor: configuration.retryInitial, cap: configuration.retryMax)
         var everUp = false
