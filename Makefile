@@ -14,9 +14,10 @@ APT_BUILD  := libbluetooth-dev libdbus-1-dev libmosquitto-dev pkg-config
 # backend's recordings; tmux and chromium for the kiosk tests; systemd (systemd-analyze,
 # systemd-socket-activate) and man-db (man, groff) for the install tests; mosquitto and
 # mosquitto-clients for the MQTT tests' broker; espeak-ng, alsa-utils (aplay) and sox for the
-# kiosk's voice.
+# kiosk's voice; prometheus for the Grafana dashboard's test (a real Prometheus evaluates every panel's
+# query against a live daemon).
 APT_TEST   := python3 openssl dbus-daemon python3-dbus python3-venv python3-gi bluez tmux chromium \
-	systemd man-db mosquitto mosquitto-clients espeak-ng alsa-utils sox
+	systemd man-db mosquitto mosquitto-clients espeak-ng alsa-utils sox prometheus
 # python-dbusmock from PyPI in a venv over Debian's python3 (which sees python3-dbus); Debian's own
 # python3-dbusmock 0.28 has a signal bug. Tests find it at $(VENV)/bin/python3. prometheus-client:
 # its text-format parser reads `beacond run --metrics` in the metrics tests.

@@ -12,6 +12,7 @@ struct Beacond: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, ScanCommand.self, ReplayCommand.self, ExampleCaptureCommand.self, StatusCommand.self,
             KioskCommand.self, WatchCommand.self, VenueCommand.self, BeaconCommand.self, KeysCommand.self,
+            ReportCommand.self,
         ]
     )
 }

@@ -37,23 +37,32 @@ package struct TimelineReplay {
         package var signatures = SignatureCounters()
     }
 
-    /// Replays `path`. Remote entries come before capture records with the same timestamp.
+    /// Replays `path`, printing each change. Remote entries come before capture records with the
+    /// same timestamp.
     package func run(path: String, remote: RemoteTimeline?) throws(CaptureError) -> Summary {
+        defer { output.flush() }
+        return try fuse(path: path, remote: remote, observer: ChangePrinter(replay: self))
+    }
+
+    /// Feeds `path` and `remote` through the fusion engine on capture time, telling `observer` every
+    /// report's time, every key the engine ingested and every evaluation, with the engine beside it.
+    package func fuse(
+        path: String, remote: RemoteTimeline?, observer: some FusionObserver
+    ) throws(CaptureError) -> Summary {
         var driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
         var verifier = SignedFrameVerifier(authenticator: authenticator, clockWindow: clockWindow)
         var summary = Summary()
         let remoteEntries = remote?.entries ?? []
         var nextRemote = 0
-        let emit: (PublishedState) -> Void = { state in
-            guard state.changed else { return }
-            summary.changes += 1
-            print(state)
+        let observe: TimelineDriver.Observer = { state, engine in
+            if state.changed { summary.changes += 1 }
+            observer.evaluated(state, engine: engine)
         }
 
         func applyRemote(through time: Int64) {
             while nextRemote < remoteEntries.count, remoteEntries[nextRemote].time <= time {
                 let entry = remoteEntries[nextRemote]
-                driver.input(at: entry.time, emit: emit) { engine in
+                driver.input(at: entry.time, observe: observe) { engine in
                     switch entry.event {
                     case .fetched(let snapshot): engine.remoteFetched(snapshot, at: entry.time)
                     case .failed(let reason): engine.remoteFailed(at: entry.time, reason: reason)
@@ -65,19 +74,19 @@ package struct TimelineReplay {
 
         let reader = try CaptureReader(path: path)
         var extractor = AdvertisingExtractor()
-        defer { output.flush() }
         while true {
             let next: CapturePacket?
             do {
                 next = try reader.next()
             } catch {
-                // Print the state the records before the error produced; nothing after them is known.
-                driver.settle(emit: emit)
+                // Observe the state the records before the error produced; nothing after them is known.
+                driver.settle(observe: observe)
                 throw error
             }
             guard let packet = next else { break }
             extractor.process(packet) { report in
                 summary.reports += 1
+                observer.heard(at: report.timestamp)
                 switch decoder.decode(report.data) {
                 case .signal(let signal):
                     summary.signals += 1
@@ -88,11 +97,12 @@ package struct TimelineReplay {
                         age = signedAge
                     }
                     applyRemote(through: report.timestamp)
-                    driver.input(at: report.timestamp, emit: emit) { engine in
+                    driver.input(at: report.timestamp, observe: observe) { engine in
                         engine.ingest(
                             signal, address: report.address, rssi: report.rssi,
                             txPower: report.txPower ?? report.data.txPowerLevel, age: age, at: report.timestamp)
                     }
+                    observer.ingested(OverrideKey(signal: signal, address: report.address))
                 case .rejected:
                     summary.rejections += 1
                 case .userBeacon:
@@ -101,16 +111,16 @@ package struct TimelineReplay {
                     break
                 }
             }
-            if output.readerGone { break }
+            if observer.stopped { break }
         }
         applyRemote(through: .max)
-        driver.finish(emit: emit)
+        driver.finish(observe: observe)
         summary.counters = driver.engine.counters
         summary.signatures = verifier.counters
         return summary
     }
 
-    private func print(_ state: PublishedState) {
+    fileprivate func print(_ state: PublishedState) {
         if json {
             var writer = JSONWriter()
             writer.beginObject()
@@ -146,4 +156,28 @@ package struct TimelineReplay {
         }
         return text
     }
+}
+
+/// What `TimelineReplay.fuse` tells as it goes: every advertising report's time, every key the engine
+/// ingested (before the evaluation that reads it), and every evaluation with the engine right after it.
+package protocol FusionObserver: AnyObject {
+    func heard(at time: Int64)
+    func ingested(_ key: OverrideKey)
+    func evaluated(_ state: PublishedState, engine: FusionEngine)
+    /// Stop reading the capture (the reader of the output went away).
+    var stopped: Bool { get }
+}
+
+/// `replay --timeline`: prints each change.
+private final class ChangePrinter: FusionObserver {
+    let replay: TimelineReplay
+
+    init(replay: TimelineReplay) { self.replay = replay }
+
+    func heard(at time: Int64) {}
+    func ingested(_ key: OverrideKey) {}
+    func evaluated(_ state: PublishedState, engine: FusionEngine) {
+        if state.changed { replay.print(state) }
+    }
+    var stopped: Bool { replay.output.readerGone }
 }

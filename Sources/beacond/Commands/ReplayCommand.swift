@@ -29,81 +29,13 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per line (see \(DocumentationPath.named("replay-json.md"))).")
     var json = false
 
-    @Option(
-        name: .configKey(.scannerCompanyID),
-        help: ArgumentHelp("GeoRacing company id, decimal or 0x hex.", valueName: "id"),
-        transform: ConfigFlag.checked(.scannerCompanyID))
-    var companyID = ConfigFlag.defaultValue(.scannerCompanyID)
-
     @Flag(help: "Print the published track state over time instead of reports (one capture).")
     var timeline = false
 
-    @Option(
-        name: .customLong("remote-timeline"),
-        help: ArgumentHelp(
-            "JSON lines of remote fetches: {\"ts\", \"state\"} or {\"ts\", \"error\"}.",
-            valueName: "file"))
-    var remoteTimeline: String?
+    @OptionGroup(title: "Decoding, and fusion with --timeline")
+    var fusion: TimelineOptions
 
-    @Option(help: "Fusion policy: safety, beacon-first or most-severe (--timeline).")
-    var policy: Policy = .safety
-
-    // The fusion flags are their config keys' (ConfigKey.spec): the same parsers and ranges as `run`.
-    @Option(
-        name: .configKey(.fusionMinRSSI), parsing: .unconditional,
-        help: ArgumentHelp("Ignore overrides weaker than this, dBm, -127 to 20 (--timeline).", valueName: "dbm"),
-        transform: ConfigFlag.checked(.fusionMinRSSI))
-    var minRSSI = ConfigFlag.defaultValue(.fusionMinRSSI)
-
-    @Option(
-        name: .configKey(.remoteStaleAfter),
-        help: ArgumentHelp("Seconds a remote fetch stays fresh, 0.1 to 86400 (--timeline).", valueName: "seconds"),
-        transform: ConfigFlag.checked(.remoteStaleAfter))
-    var staleAfter = ConfigFlag.defaultValue(.remoteStaleAfter)
-
-    /// `run` has no flag for `fusion.max_ttl`: the name is replay's own, the parser the key's.
-    @Option(
-        name: .customLong("max-ttl"),
-        help: ArgumentHelp(
-            "Longest an override stays active, seconds, 0.1 to 86400 (--timeline).",
-            valueName: "seconds"),
-        transform: ConfigFlag.checked(.fusionMaxTTL))
-    var maxTTL = ConfigFlag.defaultValue(.fusionMaxTTL)
-
-    @Option(
-        name: .configKey(.fusionDeescalationHold),
-        help: ArgumentHelp(
-            "Seconds a lowered or cleared beacon claim stays in force, 0.1 to 10 (--timeline).",
-            valueName: "seconds"),
-        transform: ConfigFlag.checked(.fusionDeescalationHold))
-    var deescalationHold = ConfigFlag.defaultValue(.fusionDeescalationHold)
-
-    @Option(
-        name: .configKey(.fusionZones),
-        help: ArgumentHelp(
-            "Zones whose beacons may override, comma-separated; default all (--timeline).",
-            valueName: "list"),
-        transform: ConfigFlag.checked(.fusionZones))
-    var zones: ConfigFlag?
-
-    @Option(
-        name: .configKey(.securityKeyFile),
-        help: ArgumentHelp("Venue keys that verify signed v3 frames (--timeline).", valueName: "file"),
-        transform: ConfigFlag.checked(.securityKeyFile))
-    var keyFile: ConfigFlag?
-
-    @Option(
-        name: .configKey(.securityUnsigned),
-        help: ArgumentHelp("What unsigned frames count for: accept or reject (--timeline).", valueName: "policy"),
-        transform: ConfigFlag.checked(.securityUnsigned))
-    var unsigned: ConfigFlag?
-
-    @Option(
-        name: .configKey(.securityClockWindow),
-        help: ArgumentHelp(
-            "Seconds a v3 frame's clock may differ from the capture's, 1 to 3600 (--timeline).", valueName: "seconds"),
-        transform: ConfigFlag.checked(.securityClockWindow))
-    var clockWindow: ConfigFlag?
+    var policy: Policy { fusion.policy }
 
     @Argument(help: ArgumentHelp("Capture files.", valueName: "capture"))
     var captures: [String]
@@ -112,10 +44,10 @@ struct ReplayCommand: ParsableCommand {
         if timeline && captures.count != 1 {
             throw ValidationError("--timeline replays exactly one capture")
         }
-        if !timeline && remoteTimeline != nil {
+        if !timeline && fusion.remoteTimeline != nil {
             throw ValidationError("--remote-timeline needs --timeline")
         }
-        if !timeline && (keyFile != nil || unsigned != nil || clockWindow != nil) {
+        if !timeline && fusion.verifies {
             throw ValidationError("--key-file, --unsigned and --clock-window verify what --timeline fuses")
         }
         if timeline && all {
@@ -123,17 +55,8 @@ struct ReplayCommand: ParsableCommand {
         }
     }
 
-    /// The company id and fusion settings, from the flags checked by their keys' parsers.
     func checkedSettings() throws -> DaemonConfiguration {
-        do throws(ConfigurationError) {
-            return try DaemonOverrides([
-                companyID, minRSSI, staleAfter, maxTTL, deescalationHold, zones, keyFile, unsigned, clockWindow,
-            ])
-            .applied(to: DaemonConfiguration())
-        } catch {
-            printError("beacond replay: \(error)")
-            throw ExitCode(error.exitCode)
-        }
+        try fusion.checkedSettings(command: "replay")
     }
 
     func run() throws {
@@ -164,22 +87,9 @@ struct ReplayCommand: ParsableCommand {
 
 extension ReplayCommand {
     func runTimeline(_ settings: DaemonConfiguration) throws {
-        let remote: RemoteTimeline?
-        do {
-            remote = try remoteTimeline.map { try RemoteTimeline(path: $0) }
-        } catch {
-            printError("beacond replay: error: \(error)")
-            throw ExitCode(1)
-        }
-        var configuration = settings.fusionConfiguration()
-        configuration.policy = policy
-        let companyID = settings.scanner.companyID
-        let keyring = try loadVenueKeys(settings.security.keyFile, command: "replay")
-        let replay = TimelineReplay(
-            configuration: configuration, decoder: GeoRacingDecoder(companyID: companyID), json: json,
-            output: OutputStream(fd: STDOUT_FILENO),
-            authenticator: keyring.map { VenueAuthenticator(keyring: $0, companyID: companyID) },
-            clockWindow: settings.security.clockWindow)
+        let remote = try fusion.loadRemoteTimeline(command: "replay")
+        let replay = try fusion.timelineReplay(
+            settings, json: json, output: OutputStream(fd: STDOUT_FILENO), command: "replay")
         let started = MonotonicClock.micros()
         let summary: TimelineReplay.Summary
         do {

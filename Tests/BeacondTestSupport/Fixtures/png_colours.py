@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Prints the dominant colour of a PNG screenshot: `#rrggbb fraction`, the colour most pixels
 have and the share of pixels that have it. Standard library only (zlib); 8-bit RGB or RGBA,
-non-interlaced, as Chromium writes them. Usage: png_colours.py FILE.png"""
+non-interlaced, as Chromium writes them. With colours after the file, a line `#rrggbb fraction`
+follows for each: the share of pixels that have exactly it.
+Usage: png_colours.py FILE.png [#rrggbb ...]"""
 import struct
 import sys
 import zlib
@@ -73,6 +75,9 @@ def main():
         counts.update(zip(row[0::channels], row[1::channels], row[2::channels]))
     colour, count = counts.most_common(1)[0]
     print("#%02x%02x%02x %.4f" % (colour[0], colour[1], colour[2], count / (width * height)))
+    for wanted in sys.argv[2:]:
+        rgb = tuple(int(wanted[i:i + 2], 16) for i in (1, 3, 5))
+        print("%s %.4f" % (wanted, counts[rgb] / (width * height)))
 
 
 if __name__ == "__main__":
