@@ -42,6 +42,8 @@ public struct PublishedState: Hashable, Sendable {
 public struct FusionEngine: Sendable {
     public private(set) var configuration: FusionConfiguration
     public private(set) var counters = FusionCounters()
+    /// The keys evicted most recently (`EvictionLog`).
+    public private(set) var evictions = EvictionLog()
     /// The latest time seen.
     public private(set) var clock: Int64 = .min
     private var table = OverrideTable()
@@ -193,7 +195,9 @@ public struct FusionEngine: Sendable {
                 guard let heldSince = claim.heldSince else { return expiry }
                 return min(expiry, heldSince.addingSaturating(configuration.deescalationHold))
             })
-        counters.evicted += table.shrink(to: configuration.entryLimit)
+        let shrunk = table.shrink(to: configuration.entryLimit)
+        counters.evicted += shrunk
+        evictions.recordUnlogged(shrunk)
         counters.expired += table.removeExpired(at: clock)
     }
 
@@ -224,6 +228,7 @@ public struct FusionEngine: Sendable {
                 guard let victim = table.evictionCandidate(forSeverity: mode.severity) else { return .refused }
                 table.remove(victim)
                 counters.evicted += 1
+                evictions.record(victim)
             }
             table.update(key, at: now, rssi: rssi, txPower: txPower) { $0.inForce = claim }
             return .inserted

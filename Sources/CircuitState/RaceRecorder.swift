@@ -29,9 +29,13 @@ public struct RaceRecorder: Sendable {
     private var zoneKeys: [UInt16: Set<OverrideKey>] = [:]
     /// Per open zone stretch, the keys that claimed its mode.
     private var claimants: [UInt16: Set<OverrideKey>] = [:]
-    /// No stored override's published claim expires before this.
-    private var nextExpiry: Int64 = .max
+    /// When to read each stored key again (`mark`), earliest first.
+    private var expiries = DeadlineHeap<OverrideKey>()
+    private var expiryMarks: [OverrideKey: Int64] = [:]
     private var touched: [OverrideKey] = []
+    /// The zones an evaluation must look at again; kept to reuse its storage.
+    private var changedZones: [UInt16] = []
+    /// `FusionEngine.evictions.total` at the last evaluation.
     private var evictionsSeen = 0
     private var remoteFailureSeen: Int64?
 
@@ -50,15 +54,34 @@ public struct RaceRecorder: Sendable {
         let time = state.time
         if firstTime == nil { firstTime = time }
         lastTime = time
-        var zones: Set<UInt16> = []
-        for key in touched { read(key, engine: engine, at: time, zones: &zones) }
+        var zones = changedZones
+        changedZones = []
+        zones.removeAll(keepingCapacity: true)
+        for (index, key) in touched.enumerated() where index == 0 || touched[index - 1] != key {
+            read(key, engine: engine, at: time, zones: &zones)
+        }
         touched.removeAll(keepingCapacity: true)
-        if time >= nextExpiry || engine.counters.evicted != evictionsSeen {
-            evictionsSeen = engine.counters.evicted
-            for key in Array(overrides.keys) { read(key, engine: engine, at: time, zones: &zones) }
-            nextExpiry = overrides.values.lazy.map(\.expiresAt).min() ?? .max
+        if engine.evictions.total != evictionsSeen {
+            let logged = engine.evictions.forEachKey(since: evictionsSeen) { key in
+                read(key, engine: engine, at: time, zones: &zones)
+            }
+            if !logged {
+                for key in Array(overrides.keys) { read(key, engine: engine, at: time, zones: &zones) }
+            }
+            evictionsSeen = engine.evictions.total
+        }
+        while let first = expiries.first, first.time <= time {
+            expiries.removeFirst()
+            guard expiryMarks[first.key] == first.time else { continue }
+            expiryMarks.removeValue(forKey: first.key)
+            if let stored = overrides[first.key], stored.expiresAt > time {
+                mark(first.key, expiringAt: stored.expiresAt)
+            } else {
+                read(first.key, engine: engine, at: time, zones: &zones)
+            }
         }
         for zone in zones { follow(zone: zone, at: time) }
+        changedZones = zones
         if state.changed { recordPublished(state) }
         recordRaceControl(state.remote, at: time)
     }
@@ -88,23 +111,73 @@ public struct RaceRecorder: Sendable {
 
     public var count: Int { ended.count - endedHead + open.count }
 
+    /// The estimated bytes of the ended stretches kept (what `byteLimit` bounds).
+    public var bytes: Int { endedBytes }
+
+    /// One page of the history, for a client that reads it in parts: ended stretches are numbered
+    /// from 0 in the order they ended (the `dropped` oldest are gone). The page holds the ones
+    /// numbered `after` and later that end at or after `since`, at most `limit`; the last page adds
+    /// the stretches still open, ending at the last evaluation.
+    public func page(since: Int64, after cursor: Int, limit: Int) -> HistoryPage {
+        let kept = ended.count - endedHead
+        var number = max(cursor, dropped)
+        var stretches: [RaceStretch] = []
+        while number < dropped + kept, stretches.count < max(1, limit) {
+            let stretch = ended[endedHead + number - dropped]
+            if stretch.end >= since { stretches.append(stretch) }
+            number += 1
+        }
+        let more = number < dropped + kept
+        if !more {
+            for var stretch in open.values.sorted(by: { $0.row < $1.row }) {
+                stretch.end = lastTime ?? stretch.start
+                stretches.append(stretch)
+            }
+        }
+        return HistoryPage(stretches: stretches, next: number, more: more, skipped: max(0, dropped - cursor))
+    }
+
     // MARK: Zones
 
-    private mutating func read(_ key: OverrideKey, engine: FusionEngine, at time: Int64, zones: inout Set<UInt16>) {
+    private mutating func read(_ key: OverrideKey, engine: FusionEngine, at time: Int64, zones: inout [UInt16]) {
         let now = engine.activeOverride(for: key, at: time)
         let before = overrides[key]
+        if let now, let before, Self.sameClaim(now, before) {
+            // A repeat: only the RSSI and the expiry moved. The zone's stretch is unchanged.
+            overrides[key] = now
+            // The zone's leader keeps its latest expiry (why its stretch ends is judged by it), unless
+            // the zone has not yet followed a change of this key.
+            if let leader = leaders[now.zone], leader.key == key, Self.sameClaim(leader, now) {
+                leaders[now.zone] = now
+            }
+            return
+        }
         guard now != before else { return }
         if let before, before.zone != now?.zone {
             zoneKeys[before.zone]?.remove(key)
-            zones.insert(before.zone)
+            if !zones.contains(before.zone) { zones.append(before.zone) }
         }
         if let now {
             overrides[key] = now
-            zoneKeys[now.zone, default: []].insert(key)
-            zones.insert(now.zone)
-            nextExpiry = min(nextExpiry, now.expiresAt)
+            if before?.zone != now.zone { zoneKeys[now.zone, default: []].insert(key) }
+            if !zones.contains(now.zone) { zones.append(now.zone) }
+            if expiryMarks[key].map({ now.expiresAt < $0 }) ?? true { mark(key, expiringAt: now.expiresAt) }
         } else {
             overrides.removeValue(forKey: key)
+            expiryMarks.removeValue(forKey: key)
+        }
+    }
+
+    /// One mark per stored key, at or before its claim's expiry: when it comes, the key is read
+    /// again, or its mark moves to the expiry a repeat has pushed back. A key gains a second, earlier
+    /// mark only when a new claim expires sooner; the later one is then stale and skipped.
+    private mutating func mark(_ key: OverrideKey, expiringAt time: Int64) {
+        expiryMarks[key] = time
+        expiries.insert((time, key))
+        // Stale entries (keys gone, marks moved earlier) wait for their time; a flood of short-lived
+        // keys must not make them pile up: past twice the live marks, the heap keeps only those.
+        if expiries.count > 2 * expiryMarks.count + 1024 {
+            expiries.rebuild(expiryMarks.lazy.map { ($0.value, $0.key) })
         }
     }
 
@@ -135,7 +208,7 @@ public struct RaceRecorder: Sendable {
             stretch.end = time
             open.removeValue(forKey: row)
             claimants.removeValue(forKey: zone)
-            keep(stretch)
+            if stretch.start < time { keep(stretch) }
         }
         guard let leader else { return }
         claimants[zone] = Set(keys.filter { overrides[$0]?.mode == leader.mode })
@@ -143,6 +216,12 @@ public struct RaceRecorder: Sendable {
         detail.beacons = claimants[zone]?.count ?? 1
         if Self.showsHeldClaim(leader) { detail.heldFrom = time }
         open[row] = RaceStretch(row: row, start: time, end: time, mode: leader.mode, detail: .claim(detail))
+    }
+
+    /// Whether two readings of one key show the same claim as far as the stretches go.
+    static func sameClaim(_ now: ActiveOverride, _ before: ActiveOverride) -> Bool {
+        now.mode == before.mode && now.sequence == before.sequence && now.zone == before.zone
+            && now.isContested == before.isContested && showsHeldClaim(now) == showsHeldClaim(before)
     }
 
     /// Whether the override shows a held claim: one a newer frame lowered or cleared.
@@ -205,8 +284,10 @@ public struct RaceRecorder: Sendable {
         replaceOpen(RaceStretch(row: .raceControl, start: time, end: time, mode: mode, detail: .raceControl(detail)))
     }
 
+    /// Ends the row's open stretch where `stretch` begins; one that lasted no time at all (a
+    /// daemon's first publication, before any input) was never shown and is not kept.
     private mutating func replaceOpen(_ stretch: RaceStretch) {
-        if var previous = open[stretch.row] {
+        if var previous = open[stretch.row], previous.start < stretch.start {
             previous.end = stretch.start
             keep(previous)
         }
@@ -238,5 +319,23 @@ public struct RaceRecorder: Sendable {
             bytes += (detail.message?.utf8.count ?? 0) + (detail.lastFailure?.utf8.count ?? 0)
         }
         return bytes
+    }
+}
+
+/// One page of a `RaceRecorder`'s history (`RaceRecorder.page`).
+public struct HistoryPage: Hashable, Sendable {
+    public var stretches: [RaceStretch]
+    /// The number to ask for next.
+    public var next: Int
+    /// Whether ended stretches remain after this page.
+    public var more: Bool
+    /// Stretches asked for that the bounds had already dropped.
+    public var skipped: Int
+
+    public init(stretches: [RaceStretch], next: Int, more: Bool, skipped: Int) {
+        self.stretches = stretches
+        self.next = next
+        self.more = more
+        self.skipped = skipped
     }
 }

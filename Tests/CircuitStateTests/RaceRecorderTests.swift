@@ -175,3 +175,82 @@ private func claim(_ stretch: RaceStretch) -> ClaimDetail? {
         #expect(stretches.contains { $0.row == .zone(1) && $0.start == 49 * 20 * second })
     }
 }
+
+@Suite struct RaceRecorderPageTests {
+    @Test func pagesWalkTheEndedStretchesInOrderThenTheOpenOnes() {
+        var inputs: [(Int64, ScenarioInput)] = []
+        for index in 0..<6 {
+            inputs.append((Int64(index) * 20 * second, beacon(zone: 1, .redFlag, sequence: UInt16(index + 1), ttl: 5)))
+        }
+        var (_, _, recorder) = record(inputs)
+        var seen: [RaceStretch] = []
+        var cursor = 0
+        var pages = 0
+        while true {
+            let page = recorder.page(since: .min, after: cursor, limit: 4)
+            seen += page.stretches
+            cursor = page.next
+            pages += 1
+            if !page.more { break }
+        }
+        // `record` finished the recorder: every stretch has ended, four a page.
+        #expect(pages == (recorder.count + 3) / 4)
+        #expect(Set(seen) == Set(recorder.stretches) && seen.count == recorder.count)
+        #expect(cursor == recorder.count)
+        // `since` leaves out what ended before it, but the cursor still moves past it.
+        let recent = recorder.page(since: 100 * second, after: 0, limit: 1_000)
+        #expect(recent.stretches.allSatisfy { $0.end >= 100 * second })
+        #expect(!recent.more && recent.next == cursor)
+        #expect(recent.stretches.count < recorder.count)
+        recorder.finish(at: 200 * second)
+        #expect(recorder.page(since: .min, after: 0, limit: 1_000).stretches.count == recorder.count)
+    }
+
+    @Test func aCursorIntoWhatWasDroppedSaysHowMuch() {
+        var inputs: [(Int64, ScenarioInput)] = []
+        for index in 0..<20 {
+            let mode: GeoRacingMode = index.isMultiple(of: 2) ? .redFlag : .safetyCar
+            inputs.append((Int64(index) * 20 * second, beacon(zone: 1, mode, sequence: UInt16(index + 1), ttl: 5)))
+        }
+        let (_, _, recorder) = record(inputs, limit: 10)
+        let page = recorder.page(since: .min, after: 0, limit: 1_000)
+        #expect(page.skipped == recorder.dropped && page.skipped > 0)
+        #expect(page.stretches.count == recorder.count)
+    }
+}
+
+@Suite struct RaceRecorderEvictionTests {
+    /// A full table evicts a claim for a more severe one: the zone's stretch ends there, `evicted`,
+    /// read from the engine's eviction log (not by reading every key again).
+    @Test func anEvictedClaimEndsItsZonesStretchAtOnce() throws {
+        var configuration = FusionConfiguration()
+        configuration.maxEntries = 4
+        var inputs: [(Int64, ScenarioInput)] = []
+        for zone in UInt16(1)...4 {
+            inputs.append((Int64(zone) * second, beacon(zone: zone, .normal, sequence: 1, ttl: 60, from: UInt64(zone))))
+        }
+        inputs.append((10 * second, beacon(zone: 9, .redFlag, sequence: 1, ttl: 5, from: 9)))
+        let stretches = record(inputs, configuration: configuration).stretches
+        let evicted = stretches.filter { claim($0)?.end == .evicted }
+        #expect(evicted.count == 1)
+        #expect(evicted.first?.end == 10 * second)
+        #expect(stretches.contains { $0.row == .zone(9) && $0.mode == .redFlag && $0.end == 15 * second })
+    }
+
+    /// A flood of distinct keys through a small table: every stretch still ends by a reason the
+    /// engine gives, and the zones that kept their claims end by expiry.
+    @Test func aFloodThroughASmallTableKeepsEveryStretchExplained() {
+        var configuration = FusionConfiguration()
+        configuration.maxEntries = 16
+        var inputs: [(Int64, ScenarioInput)] = []
+        for index in 0..<5_000 {
+            let zone = UInt16(index % 50)
+            inputs.append(
+                (Int64(index) * 1_000, beacon(zone: zone, .safetyCar, sequence: 1, ttl: 3, from: UInt64(index))))
+        }
+        let stretches = record(inputs, configuration: configuration, limit: 100_000).stretches
+        let ends = Set(stretches.compactMap { claim($0)?.end })
+        #expect(ends.isSubset(of: [.evicted, .expired]))
+        #expect(stretches.filter { $0.row != .published && $0.row != .raceControl }.allSatisfy { $0.end > $0.start })
+    }
+}

@@ -9,6 +9,9 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
     case statusWithDevices
     case ping
     case subscribe(beacons: Bool)
+    /// `{"cmd":"history","since_s":7200,"after":0,"limit":1000}`: one page of the race so far
+    /// (`beacond report --socket`).
+    case history(HistoryQuery)
     /// A line that is not a valid command: answered with `{"type":"error","error":reason}`.
     case invalid(reason: String)
 
@@ -48,8 +51,10 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey {
         case cmd, beacons, devices
+        case sinceSeconds = "since_s"
+        case after, limit
     }
 
     /// Decodes a command object. Unknown fields are ignored (for forward compatibility); known
@@ -86,10 +91,11 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
                 throw RequestFieldError(reason: "\"beacons\" must be true or false")
             }
             self = .subscribe(beacons: beacons)
+        case "history": self = .history(try HistoryQuery(from: container))
         case let name:
             var shown = String(decoding: name.utf8.prefix(Self.echoLimit), as: UTF8.self)
             if name.utf8.count > Self.echoLimit { shown += "…" }
-            self = .invalid(reason: "unknown command \"\(shown)\" (expected status, subscribe or ping)")
+            self = .invalid(reason: "unknown command \"\(shown)\" (expected status, subscribe, ping or history)")
         }
     }
 
@@ -100,6 +106,7 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
         case .statusWithDevices: #"{"cmd":"status","devices":true}"#
         case .ping: #"{"cmd":"ping"}"#
         case .subscribe(let beacons): #"{"cmd":"subscribe","beacons":\#(beacons)}"#
+        case .history(let query): query.commandLine
         case .invalid: nil
         }
     }
@@ -126,4 +133,54 @@ package enum ClientRequest: Hashable, Sendable, Decodable {
 /// A known field of a command with the wrong type (or no `cmd`): `reason` is the error sent back.
 struct RequestFieldError: Error {
     let reason: String
+}
+
+/// What a `history` request asks for: the stretches that end within the last `sinceSeconds`
+/// (nil: all kept), from number `after` on, at most `limit` (docs/protocol.md, "history").
+package struct HistoryQuery: Hashable, Sendable {
+    package var sinceSeconds: Int64?
+    package var after: Int
+    package var limit: Int
+
+    /// At most 30 days back; at most 1,000 stretches a page (about 200 KB, within a client's byte bound).
+    package static let maxSinceSeconds: Int64 = 30 * 86_400
+    package static let maxLimit = 1_000
+
+    package init(sinceSeconds: Int64? = nil, after: Int = 0, limit: Int = HistoryQuery.maxLimit) {
+        self.sinceSeconds = sinceSeconds
+        self.after = after
+        self.limit = limit
+    }
+
+    fileprivate init(from container: KeyedDecodingContainer<ClientRequest.CodingKeys>) throws {
+        self.init()
+        if container.contains(.sinceSeconds) {
+            guard let since = try? container.decode(Int64.self, forKey: .sinceSeconds),
+                (1...Self.maxSinceSeconds).contains(since)
+            else {
+                throw RequestFieldError(
+                    reason: "\"since_s\" must be a whole number of seconds from 1 to \(Self.maxSinceSeconds)")
+            }
+            sinceSeconds = since
+        }
+        if container.contains(.after) {
+            guard let after = try? container.decode(Int.self, forKey: .after), after >= 0 else {
+                throw RequestFieldError(reason: "\"after\" must be a whole number from 0")
+            }
+            self.after = after
+        }
+        if container.contains(.limit) {
+            guard let limit = try? container.decode(Int.self, forKey: .limit), (1...Self.maxLimit).contains(limit)
+            else {
+                throw RequestFieldError(reason: "\"limit\" must be a whole number from 1 to \(Self.maxLimit)")
+            }
+            self.limit = limit
+        }
+    }
+
+    package var commandLine: String {
+        var line = #"{"cmd":"history""#
+        if let sinceSeconds { line += #","since_s":\#(sinceSeconds)"# }
+        return line + #","after":\#(after),"limit":\#(limit)}"#
+    }
 }

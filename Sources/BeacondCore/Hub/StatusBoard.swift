@@ -69,6 +69,12 @@ package final class StatusBoard: @unchecked Sendable {
         return line
     }
 
+    /// A `{"type":"history"}` line: one page of the race so far (never shared: each asks its own page).
+    func historyLine(_ query: HistoryQuery) -> ByteBuffer {
+        eventLoop.preconditionInEventLoop()
+        return ByteBuffer(bytes: hub.historyMessage(query).line)
+    }
+
     /// A `{"type":"status"}` line: `message(listLimit:devices:)`, rendered.
     func line(listLimit: Int = TrackStateHub.statusListLimit, devices: Bool = false) -> [UInt8] {
         message(listLimit: listLimit, devices: devices).line

@@ -43,6 +43,12 @@ package final class TrackStateHub: @unchecked Sendable {
     ) { [unowned self] key, time, atOnce in
         emitBeaconUpdate(key, at: atOnce ? time : nil)
     }
+    /// The race so far, for `history` requests (`beacond report --socket`): bounded by count and
+    /// bytes, the oldest ended stretches dropped first (TrackStateHub+History.swift).
+    private(set) var history = RaceRecorder(
+        limit: TrackStateHub.historyLimit, byteLimit: TrackStateHub.historyByteLimit)
+    /// The wall clock's offset the history's pages use (TrackStateHub+History.swift).
+    var historyOffset: Int64?
     var spoofWarnings = SpoofWarningLimiter()
     /// Checks v3 frames before the engine sees them (TrackStateHub+Verification.swift).
     var verifier = SignedFrameVerifier(authenticator: nil)
@@ -104,8 +110,8 @@ package final class TrackStateHub: @unchecked Sendable {
     package func start(checkClockEvery interval: TimeAmount? = .seconds(1)) {
         eventLoop.preconditionInEventLoop()
         started = true
-        driver.advance(through: clock.now(), emit: publish)
-        if lastPublicationKey == nil { driver.reevaluate(at: clock.now(), emit: publish) }
+        driver.advance(through: clock.now(), observe: observed)
+        if lastPublicationKey == nil { driver.reevaluate(at: clock.now(), observe: observed) }
         if let interval {
             // NIO timers run on CLOCK_MONOTONIC, which stops during suspend; this catches deadlines
             // that CLOCK_BOOTTIME passed while the machine slept.
@@ -133,7 +139,7 @@ package final class TrackStateHub: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
         let key = input(signal, address: address, rssi: rssi, txPower: txPower, at: now)
-        if !groupsInputs { driver.settle(emit: publish) }
+        if !groupsInputs { driver.settle(observe: observed) }
         if wantsBeaconUpdates { offerBeaconUpdate(key, at: now) }
         rescheduleTimer()
     }
@@ -152,7 +158,7 @@ package final class TrackStateHub: @unchecked Sendable {
             _ = input(item.signal, address: item.address, rssi: item.rssi, txPower: item.txPower, at: item.time)
         }
         guard admitted > 0 else { return }
-        if !groupsInputs { driver.settle(emit: publish) }
+        if !groupsInputs { driver.settle(observe: observed) }
         if wantsBeaconUpdates {
             // A dropped copy offers its advert's update again: the coalescer keeps one per beacon.
             for item in batch.signals {
@@ -180,11 +186,12 @@ package final class TrackStateHub: @unchecked Sendable {
             }
         }
         var outcome = IngestOutcome.refused
-        driver.input(at: now, emit: publish) { engine in
+        driver.input(at: now, observe: observed) { engine in
             outcome = engine.ingest(signal, address: address, rssi: rssi, txPower: txPower, age: age, at: now)
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
         let key = OverrideKey(signal: signal, address: address)
+        history.touch(key)
         if case .contested(started: true) = outcome { warnOfContest(key, at: now) }
         return key
     }
@@ -200,8 +207,8 @@ package final class TrackStateHub: @unchecked Sendable {
     func remoteFetched(_ snapshot: RemoteSnapshot, at time: Int64? = nil) {
         eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
-        driver.input(at: now, emit: publish) { $0.remoteFetched(snapshot, at: now) }
-        if !groupsInputs { driver.settle(emit: publish) }
+        driver.input(at: now, observe: observed) { $0.remoteFetched(snapshot, at: now) }
+        if !groupsInputs { driver.settle(observe: observed) }
         rescheduleTimer()
         emit(.remoteFetched(snapshot))
     }
@@ -209,8 +216,8 @@ package final class TrackStateHub: @unchecked Sendable {
     func remoteFailed(reason: String, at time: Int64? = nil) {
         eventLoop.preconditionInEventLoop()
         let now = time ?? clock.now()
-        driver.input(at: now, emit: publish) { $0.remoteFailed(at: now, reason: reason) }
-        if !groupsInputs { driver.settle(emit: publish) }
+        driver.input(at: now, observe: observed) { $0.remoteFailed(at: now, reason: reason) }
+        if !groupsInputs { driver.settle(observe: observed) }
         rescheduleTimer()
     }
 
@@ -247,7 +254,7 @@ package final class TrackStateHub: @unchecked Sendable {
     /// A replay pass starts again: forget the overrides (and what was heard), keep the remote state.
     func clearOverrides() {
         eventLoop.preconditionInEventLoop()
-        driver.settle(emit: publish)
+        driver.settle(observe: observed)
         driver.modifyEngine { $0.clearOverrides() }
         directory.removeAll()
         republish()
@@ -264,11 +271,17 @@ package final class TrackStateHub: @unchecked Sendable {
     func finishTimeline() {
         eventLoop.preconditionInEventLoop()
         groupsInputs = false
-        driver.finish(emit: publish)
+        driver.finish(observe: observed)
         rescheduleTimer()
     }
 
     // MARK: Publishing
+
+    /// Every evaluation: into the history, then published if it changed what is shown.
+    private func observed(_ state: PublishedState, _ engine: FusionEngine) {
+        history.observe(state, engine: engine)
+        publish(state)
+    }
 
     private func publish(_ state: PublishedState) {
         latest = state
@@ -313,7 +326,7 @@ package final class TrackStateHub: @unchecked Sendable {
 
     /// Publishes again if something outside the engine's decision changed (scanner, configuration).
     func republish() {
-        driver.reevaluate(at: clock.now(), emit: publish)
+        driver.reevaluate(at: clock.now(), observe: observed)
         rescheduleTimer()
     }
 
@@ -358,7 +371,7 @@ package final class TrackStateHub: @unchecked Sendable {
     private func checkDeadlines() {
         let now = clock.now()
         guard let deadline = driver.nextDeadline, deadline <= now else { return }
-        driver.advance(through: now, emit: publish)
+        driver.advance(through: now, observe: observed)
         rescheduleTimer()
     }
 
@@ -379,7 +392,7 @@ package final class TrackStateHub: @unchecked Sendable {
             guard let self else { return }
             self.timerDeadline = nil
             self.deadlineTimer = nil
-            self.driver.advance(through: max(next, self.clock.now()), emit: self.publish)
+            self.driver.advance(through: max(next, self.clock.now()), observe: self.observed)
             self.rescheduleTimer()
         }
     }

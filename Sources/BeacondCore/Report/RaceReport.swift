@@ -16,6 +16,8 @@ package struct RaceReport: Sendable {
     package var droppedStretches = 0
     package var gaps: [Gap] = []
     package var counts = Counts()
+    /// What the counts cover when it is not the report's span (a daemon's: since it started).
+    package var countsSince: String?
 
     /// No advertising report at all for `RaceReport.gapThreshold` or longer: the scanner heard nothing.
     package struct Gap: Hashable, Sendable {
@@ -32,6 +34,18 @@ package struct RaceReport: Sendable {
         package var forgedFrames = 0
         package var contests = 0
         package var changes = 0
+
+        package init(
+            reports: Int = 0, signals: Int = 0, rejectedFrames: Int = 0, forgedFrames: Int = 0, contests: Int = 0,
+            changes: Int = 0
+        ) {
+            self.reports = reports
+            self.signals = signals
+            self.rejectedFrames = rejectedFrames
+            self.forgedFrames = forgedFrames
+            self.contests = contests
+            self.changes = changes
+        }
     }
 
     /// A venue's scanner hears phones and beacons all the time: 10 s of silence is a gap.

@@ -33,8 +33,10 @@ enum RaceReportAssets {
         .short{font-size:10px;pointer-events:none;fill:#000}.short.light{fill:#fff}
         #tip{position:absolute;z-index:2;max-width:420px;background:#fffffe;border:1px solid #333;padding:6px 8px;\
         font-size:12px;white-space:pre-line;box-shadow:2px 2px 6px #0004;pointer-events:none}
-        table{border-collapse:collapse;font-size:12px}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}
-        th{background:#eee;position:sticky;top:0}
+        table{border-collapse:collapse;font-size:12px;table-layout:fixed;width:100%}
+        th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;overflow-wrap:anywhere}th{background:#eee}
+        .c1{width:11%}.c2{width:11%}.c3{width:14%}.c4{width:14%}.c5{width:8%}.c6{width:42%}
+        .chunk{content-visibility:auto;contain-intrinsic-size:auto 4000px}.rows{margin-top:-1px}
         @media print{#controls,#tip{display:none}#chart{border:none}}
         """
 
@@ -55,16 +57,22 @@ enum RaceReportAssets {
         function parts(ms){var o={};if(fmt){fmt.formatToParts(new Date(ms)).forEach(function(p){o[p.type]=p.value})}
         else{var d=new Date(ms);o={year:d.getUTCFullYear(),month:pad(d.getUTCMonth()+1,2),day:pad(d.getUTCDate(),2),
         hour:pad(d.getUTCHours(),2),minute:pad(d.getUTCMinutes(),2),second:pad(d.getUTCSeconds(),2)}}return o}
-        function wall(us,withDate){var ms=Math.floor(us/1000),p=parts(ms),t=p.hour+":"+p.minute+":"+p.second+"."+
-        pad(((ms%1000)+1000)%1000,3);return withDate===false?t:p.year+"-"+p.month+"-"+p.day+" "+t}
+        var offsets={};
+        function offset(ms){var b=Math.floor(ms/9e5);if(!(b in offsets)){var p=parts(b*9e5);offsets[b]=
+        Date.UTC(+p.year,+p.month-1,+p.day,+p.hour,+p.minute,+p.second)-b*9e5}return offsets[b]}
+        function wall(us,withDate){var ms=Math.floor(us/1000),d=new Date(ms+offset(ms)),t=pad(d.getUTCHours(),2)+
+        ":"+pad(d.getUTCMinutes(),2)+":"+pad(d.getUTCSeconds(),2)+"."+pad(d.getUTCMilliseconds(),3);
+        return withDate===false?t:pad(d.getUTCFullYear(),4)+"-"+pad(d.getUTCMonth()+1,2)+"-"+
+        pad(d.getUTCDate(),2)+" "+t}
         function dur(us){var s=us/1e6;if(s<1){return (Math.round(s*1000))+" ms"}if(s<60){return s.toFixed(s<10?2:1)+
         " s"}var m=Math.floor(s/60),h=Math.floor(m/60);s=Math.floor(s%60);return h>0?h+" h "+pad(m%60,2)+" min":
         m+" min "+pad(s,2)+" s"}
         var rows=D.rows,byRow=rows.map(function(){return[]});
         D.s.forEach(function(s,i){s.i=i;byRow[s[0]].push(s)});
         function abs(t){return D.base+t}
-        function text(s){var m=MODES[s[1]],r=rows[s[0]],l=[NAMES[m]+" \\u2014 "+D.labels[s[0]],
-        wall(abs(s[2]))+" to "+wall(abs(s[3]),false)+" ("+dur(s[3]-s[2])+")"];
+        function text(s){return[NAMES[MODES[s[1]]]+" \\u2014 "+D.labels[s[0]],wall(abs(s[2]))+" to "+
+        wall(abs(s[3]),false)+" ("+dur(s[3]-s[2])+")"].concat(details(s)).join("\\n")}
+        function details(s){var r=rows[s[0]],l=[];
         if(r.indexOf("zone")===0){l.push("beacon "+D.addr[s[4]]+(s[14]!==null?" source "+s[14]:"")+", v"+s[13]+
         ", seq "+s[5]+(s[6]!==s[5]?" to "+s[6]:"")+", TTL "+s[7]+" s, RSSI "+(s[8]===null?"n/a":s[8]+" dBm")+
         ((s[9]&1)?", signed":""));if(s[11]>1){l.push(s[11]+" beacons claimed it")}
@@ -77,7 +85,7 @@ enum RaceReportAssets {
         else{l.push((s[4]&1)?"fresh":"STALE: no successful fetch within remote.stale_after");
         if(s[4]&2){l.push("evacuation latched")}if(s[5]!==null){l.push("message: "+D.str[s[5]])}
         if(s[6]>0){l.push(s[6]+" failed fetches, last: "+(s[7]!==null?D.str[s[7]]:""))}}
-        return l.join("\\n")}
+        return l}
         var v0=0,v1=Math.max(D.span,1000);
         function el(n,a,p){var e=document.createElementNS(NS,n);for(var k in a){e.setAttribute(k,a[k])}
         if(p){p.appendChild(e)}return e}
@@ -94,7 +102,7 @@ enum RaceReportAssets {
         var lab=el("text",{x:x+2,y:TOP-8,"class":"ticktext"},svg);
         lab.textContent=st>=864e8?wall(abs(t)).slice(0,10):wall(abs(t),false).slice(0,st<1e6?12:st<6e7?8:5)}
         D.gaps.forEach(function(g){if(g[1]<v0||g[0]>v1){return}var a=Math.max(X(g[0]),LABEL),
-        b=Math.min(X(g[1]),LABEL+P);el("rect",{x:a,y:TOP,width:Math.max(b-a,1),height:rows.length*RH,"class":"gap"},
+        b=Math.min(X(g[1]),LABEL+P);el("rect",{x:a,y:TOP,width:Math.max(b-a,3),height:rows.length*RH,"class":"gap"},
         svg);if(b-a>60){el("text",{x:a+3,y:H-3,"class":"gap-label"},svg).textContent="no reports"}});
         rows.forEach(function(r,ri){var y=TOP+ri*RH;el("rect",{x:LABEL,y:y+2,width:P,height:RH-4,"class":"rowbg"},svg);
         el("text",{x:4,y:y+RH/2+4,"class":"label"},svg).textContent=D.labels[ri];
@@ -159,14 +167,19 @@ enum RaceReportAssets {
         " for "+dur(s[3]-s[2]);ev.appendChild(li)});
         var gl=document.getElementById("gaps");D.gaps.forEach(function(g){var li=document.createElement("li");
         li.textContent=wall(abs(g[0]))+" to "+wall(abs(g[1]),false)+" ("+dur(g[1]-g[0])+")";gl.appendChild(li)});
-        var body=document.querySelector("#stretches tbody"),frag=document.createDocumentFragment();
-        D.s.forEach(function(s){var tr=document.createElement("tr"),m=MODES[s[1]];
+        var list=document.getElementById("stretches"),frag=document.createDocumentFragment(),body=null;
+        function chunk(){var div=document.createElement("div"),table=document.createElement("table");
+        div.className="chunk";table.className="rows";table.appendChild(document.getElementById("cols").cloneNode(true))
+        .removeAttribute("id");body=document.createElement("tbody");table.appendChild(body);div.appendChild(table);
+        frag.appendChild(div)}
+        D.s.forEach(function(s,i){if(i%200===0){chunk()}var tr=document.createElement("tr"),m=MODES[s[1]];
         tr.setAttribute("data-row",rows[s[0]]);tr.setAttribute("data-mode",m);tr.setAttribute("data-start",abs(s[2]));
-        tr.setAttribute("data-end",abs(s[3]));extra(tr,s);var l=text(s).split("\\n");
-        [D.labels[s[0]],NAMES[m],wall(abs(s[2])),wall(abs(s[3])),dur(s[3]-s[2]),l.slice(2).join("; ")]
+        tr.setAttribute("data-end",abs(s[3]));extra(tr,s);
+        [D.labels[s[0]],NAMES[m],wall(abs(s[2])),wall(abs(s[3])),dur(s[3]-s[2]),details(s).join("; ")]
         .forEach(function(v,ci){var td=document.createElement("td");if(ci===1){var w=document.createElement("span");
         w.className="swatch m-"+m;td.appendChild(w)}td.appendChild(document.createTextNode(v));tr.appendChild(td)});
-        frag.appendChild(tr)});body.appendChild(frag);
-        draw();document.body.setAttribute("data-ready","1")})();
+        body.appendChild(tr)});list.appendChild(frag);
+        draw();document.body.setAttribute("data-ready","1");
+        document.body.setAttribute("data-ready-ms",String(Math.round(performance.now())))})();
         """
 }

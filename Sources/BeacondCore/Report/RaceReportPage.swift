@@ -56,11 +56,14 @@ package enum RaceReportPage {
         text += "data-forged=\"\(counts.forgedFrames)\" data-rejected=\"\(counts.rejectedFrames)\" "
         text += "data-gaps=\"\(report.gaps.count)\">\(counts.changes) changes of what the screens showed; "
         text += "\(counts.contests) contests; \(counts.forgedFrames) forged frames; "
-        text += "\(counts.rejectedFrames) rejected frames; \(report.gaps.count) scanner gaps"
+        text += "\(counts.rejectedFrames) rejected frames; "
+        text += report.gaps.count == 1 ? "1 scanner gap" : "\(report.gaps.count) scanner gaps"
         if !report.gaps.isEmpty {
             text += " (\(duration(report.gaps.reduce(0) { $0 + ($1.end - $1.start) })) in all)"
         }
-        text += ". \(counts.reports) advertising reports, \(counts.signals) GeoRacing signals.</p>\n"
+        text += ". \(counts.reports) advertising reports, \(counts.signals) GeoRacing signals"
+        if let since = report.countsSince { text += " (counts \(escaped(since)))" }
+        text += ".</p>\n"
         let evacuations = report.evacuations
         if evacuations.isEmpty {
             text += "<p>No evacuation.</p><ul id=\"evacs\"></ul>\n"
@@ -68,6 +71,7 @@ package enum RaceReportPage {
             text += "<p class=\"warn\">Evacuation: \(evacuations.count) stretch"
             text += "\(evacuations.count == 1 ? "" : "es") (marked \u{25BC} above its row):</p><ul id=\"evacs\"></ul>\n"
         }
+        if !report.gaps.isEmpty { text += "<p>Scanner gaps (no report for 10 s or more):</p>" }
         text += "<ul id=\"gaps\" aria-label=\"Scanner gaps\"></ul>\n"
         if report.droppedStretches > 0 {
             text += "<p class=\"warn\">\(report.droppedStretches) oldest stretches were dropped "
@@ -98,10 +102,13 @@ package enum RaceReportPage {
 
         """
 
+    /// A header, then the script adds the rows in tables of 200, each laid out only when scrolled
+    /// near (`content-visibility`): a day's 20,000 rows would otherwise take seconds to lay out.
     private static let table = """
         <section aria-label="Every stretch"><h2>Every stretch</h2>
-        <table id="stretches"><thead><tr><th>Row</th><th>Mode</th><th>From</th><th>To</th><th>For</th>\
-        <th>Details</th></tr></thead><tbody></tbody></table></section>
+        <div id="stretches"><table><colgroup id="cols"><col class="c1"><col class="c2"><col class="c3">\
+        <col class="c4"><col class="c5"><col class="c6"></colgroup><thead><tr><th>Row</th><th>Mode</th><th>From</th>\
+        <th>To</th><th>For</th><th>Details</th></tr></thead></table></div></section>
 
         """
 

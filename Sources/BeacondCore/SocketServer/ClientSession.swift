@@ -82,6 +82,8 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
             answerStatus(devices: false, context: context)
         case .statusWithDevices:
             answerStatus(devices: true, context: context)
+        case .history(let query):
+            answerHistory(query, context: context)
         case .ping:
             send(.reply(ByteBuffer(bytes: PongMessage().line)), context: context)
         case .subscribe(let beacons):
@@ -154,17 +156,34 @@ final class ClientSession: ChannelInboundHandler, TrackStateSubscriber {
 
     /// A status reply, unless the client asked too often or it would not fit the client's byte bound.
     private func answerStatus(devices: Bool, context: ChannelHandlerContext) {
+        guard admitsReply(named: "status", context: context) else { return }
+        reply(status.sharedLine(devices: devices), named: "status", context: context)
+    }
+
+    /// A page of the history, under the same rate and byte bound as a status reply (a page of the
+    /// largest size, 1,000 stretches, is about 200 KB).
+    private func answerHistory(_ query: HistoryQuery, context: ChannelHandlerContext) {
+        guard admitsReply(named: "history", context: context) else { return }
+        reply(status.historyLine(query), named: "history", context: context)
+    }
+
+    /// Whether the client is within its status and history requests per second (one window for
+    /// both); else says so.
+    private func admitsReply(named name: String, context: ChannelHandlerContext) -> Bool {
         guard statusWindow.admit(at: lastActivity) else {
             counters.refusedStatus += 1
-            answerError("too many status requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
-            return
+            answerError("too many \(name) requests (at most \(limits.maxStatusPerSecond) per second)", context: context)
+            return false
         }
-        let line = status.sharedLine(devices: devices)
+        return true
+    }
+
+    private func reply(_ line: ByteBuffer, named name: String, context: ChannelHandlerContext) {
         let held = outbound.heldBytes
         guard held + line.readableBytes <= limits.maxQueuedBytes else {
             counters.refusedStatus += 1
             let reason =
-                "status reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
+                "\(name) reply refused: \(line.readableBytes) bytes would not fit with \(held) bytes still "
                 + "waiting for this client (at most \(limits.maxQueuedBytes)); read first"
             answerError(reason, context: context)
             return

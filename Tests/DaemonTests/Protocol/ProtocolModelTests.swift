@@ -220,8 +220,9 @@ extension StatusMessage {
         let bye = ByeMessage(reason: "shutting down")
         #expect(text(bye) == #"{"type":"bye","reason":"shutting down"}"# + "\n")
         #expect(try roundTrip(bye) == .bye(bye))
-        let error = ErrorMessage("unknown command \"\u{1B}\" (expected status, subscribe or ping)")
-        let escaped = #"{"type":"error","error":"unknown command \"\u001b\" (expected status, subscribe or ping)"}"#
+        let error = ErrorMessage("unknown command \"\u{1B}\" (expected status, subscribe, ping or history)")
+        let escaped =
+            #"{"type":"error","error":"unknown command \"\u001b\" (expected status, subscribe, ping or history)"}"#
         #expect(text(error) == escaped + "\n")
         #expect(try roundTrip(error) == .error(error))
         for beacons in [true, false] {
@@ -323,7 +324,7 @@ extension StatusMessage {
         #expect(ClientRequest.invalid(reason: "x").commandLine == nil)
         #expect(
             try JSONDecoder().decode(ClientRequest.self, from: Data(#"{"cmd":"dance"}"#.utf8))
-                == .invalid(reason: "unknown command \"dance\" (expected status, subscribe or ping)"))
+                == .invalid(reason: "unknown command \"dance\" (expected status, subscribe, ping or history)"))
         // A repeated key is ambiguous: refused, never answered as one of them (issue 25, class 7).
         #expect(
             ClientRequest.parse(ByteBuffer(string: #"{"cmd":"ping","cmd":"dance"}"#))

@@ -109,7 +109,10 @@ import Glibc
         let cases: [([UInt8], String)] = [
             (Array("hello".utf8), "invalid JSON"),
             (Array("[1,2]".utf8), "expected a JSON object"),
-            (Array(#"{"cmd":"dance"}"#.utf8), #"unknown command "dance" (expected status, subscribe or ping)"#),
+            (
+                Array(#"{"cmd":"dance"}"#.utf8),
+                #"unknown command "dance" (expected status, subscribe, ping or history)"#
+            ),
             (Array(#"{"cmd":"subscribe","beacons":1}"#.utf8), #""beacons" must be true or false"#),
             (Array(#"{"nocmd":true}"#.utf8), #"missing "cmd""#),
             (Array(#"{"cmd":5}"#.utf8), #""cmd" must be a string"#),
@@ -229,7 +232,8 @@ import Glibc
             parse("{\"cmd\":\"\(long)\"}")
                 == .invalid(
                     reason:
-                        "unknown command \"\(String(repeating: "z", count: 64))…\" (expected status, subscribe or ping)"
+                        "unknown command \"\(String(repeating: "z", count: 64))…\" "
+                        + "(expected status, subscribe, ping or history)"
                 ))
     }
 }

@@ -40,7 +40,7 @@ import Testing
         // A lone surrogate escape reads as U+FFFD, as in race control's documents.
         (
             Array(#"{"cmd":"\ud800"}"#.utf8),
-            "error: unknown command \"\u{FFFD}\" (expected status, subscribe or ping)"
+            "error: unknown command \"\u{FFFD}\" (expected status, subscribe, ping or history)"
         ),
         // A repeated key is ambiguous: refused, naming it (issue 25, class 7).
         (Array(#"{"cmd":"status","cmd":"ping"}"#.utf8), #"error: duplicate key "cmd" at byte 16"#),
@@ -51,7 +51,7 @@ import Testing
         (Array(#"{"cmd":"ping","x":{"a":1,"a":2}}"#.utf8), #"error: duplicate key "a" at byte 25"#),
         (
             Array(#"{"cmd":"st\u0000atus"}"#.utf8),
-            "error: unknown command \"st\u{0}atus\" (expected status, subscribe or ping)"
+            "error: unknown command \"st\u{0}atus\" (expected status, subscribe, ping or history)"
         ),
         (Array(repeating: UInt8(ascii: "x"), count: 4097), "error: line too long (over 4096 bytes)"),
         (Array(repeating: UInt8(ascii: "{"), count: 70_000), "error: line too long (over 4096 bytes)"),
