@@ -150,6 +150,7 @@ public struct RaceRecorder: Sendable {
             if let leader = leaders[now.zone], leader.key == key, Self.sameClaim(leader, now) {
                 leaders[now.zone] = now
             }
+            if expiryMarks[key].map({ now.expiresAt < $0 }) ?? true { mark(key, expiringAt: now.expiresAt) }
             return
         }
         guard now != before else { return }

@@ -142,21 +142,7 @@ package enum RaceReportPage {
     private static func pad(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     /// Text for HTML content and attributes.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out
-    }
+    static func escaped(_ text: String) -> String { HTMLText.escaped(text) }
 }
 
 extension Double {

@@ -48,21 +48,7 @@ enum WebKioskPage {
     }
 
     /// `text` safe inside a double- or single-quoted HTML attribute and as element text.
-    static func attributeEscaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    static func attributeEscaped(_ text: String) -> String { HTMLText.escaped(text) }
 }
 
 /// One view as the browser gets it: `KioskView` in each language of the cycle, plus the colours
