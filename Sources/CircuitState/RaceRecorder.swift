@@ -35,6 +35,8 @@ public struct RaceRecorder: Sendable {
     private var touched: [OverrideKey] = []
     /// The zones an evaluation must look at again; kept to reuse its storage.
     private var changedZones: [UInt16] = []
+    /// The keys the engine evicted since the last evaluation (from its eviction log).
+    private var evictedNow: [OverrideKey] = []
     /// `FusionEngine.evictions.total` at the last evaluation.
     private var evictionsSeen = 0
     private var remoteFailureSeen: Int64?
@@ -63,6 +65,7 @@ public struct RaceRecorder: Sendable {
         touched.removeAll(keepingCapacity: true)
         if engine.evictions.total != evictionsSeen {
             let logged = engine.evictions.forEachKey(since: evictionsSeen) { key in
+                evictedNow.append(key)
                 read(key, engine: engine, at: time, zones: &zones)
             }
             if !logged {
@@ -82,6 +85,7 @@ public struct RaceRecorder: Sendable {
         }
         for zone in zones { follow(zone: zone, at: time) }
         changedZones = zones
+        evictedNow.removeAll(keepingCapacity: true)
         if state.changed { recordPublished(state) }
         recordRaceControl(state.remote, at: time)
     }
@@ -204,7 +208,8 @@ public struct RaceRecorder: Sendable {
                 open[row] = stretch
                 return
             }
-            detail.end = Self.end(of: previous, now: overrides[previous.key], at: time)
+            detail.end = Self.end(
+                of: previous, now: overrides[previous.key], at: time, evicted: evictedNow.contains(previous.key))
             stretch.detail = .claim(detail)
             stretch.end = time
             open.removeValue(forKey: row)
@@ -232,18 +237,28 @@ public struct RaceRecorder: Sendable {
             && held.receivedAt == override.receivedAt && held.expiresAt == override.expiresAt
     }
 
-    /// Why the claim `previous` showed ended at `time`; `now` is its key's override then.
-    static func end(of previous: ActiveOverride, now: ActiveOverride?, at time: Int64) -> ClaimEnd {
-        if time >= previous.expiresAt {
+    /// Why the claim `previous` showed ended at `time`; `now` is its key's override then. The
+    /// stored `previous` may be older than the claim's last repeat (repeats are not read), so its
+    /// expiry is not trusted: what changed is judged by `now`.
+    static func end(of previous: ActiveOverride, now: ActiveOverride?, at time: Int64, evicted: Bool) -> ClaimEnd {
+        if evicted { return .evicted }
+        guard let now else {
             guard showsHeldClaim(previous) else { return .expired }
             return previous.claimInForce == nil ? .cleared : .deescalated
         }
-        guard let now else { return .evicted }
         if now.mode == previous.mode { return .outranked }
-        if let contested = now.contestedClaim, contested.mode == now.mode, contested.receivedAt == now.receivedAt {
-            return .contested
+        // The hold ran out and the frame that lowered the claim shows (repeated or not).
+        if showsHeldClaim(previous), let lowering = previous.claimInForce, now.sequence == lowering.sequence {
+            return .deescalated
         }
-        return .replaced
+        if now.receivedAt == time {
+            // A frame at this instant made the key show another claim.
+            if let contested = now.contestedClaim, contested.mode == now.mode, contested.receivedAt == now.receivedAt {
+                return .contested
+            }
+            return .replaced
+        }
+        return showsHeldClaim(previous) ? .deescalated : .expired
     }
 
     // MARK: Published and race control

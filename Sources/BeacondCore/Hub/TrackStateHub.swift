@@ -191,7 +191,7 @@ package final class TrackStateHub: @unchecked Sendable {
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
         let key = OverrideKey(signal: signal, address: address)
-        history.touch(key)
+        if outcome != .refreshed { history.touch(key) } // a repeat shows nothing new (RaceRecorder)
         if case .contested(started: true) = outcome { warnOfContest(key, at: now) }
         return key
     }

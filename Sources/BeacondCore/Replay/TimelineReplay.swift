@@ -97,12 +97,14 @@ package struct TimelineReplay {
                         age = signedAge
                     }
                     applyRemote(through: report.timestamp)
+                    var outcome = IngestOutcome.refused
                     driver.input(at: report.timestamp, observe: observe) { engine in
-                        engine.ingest(
+                        outcome = engine.ingest(
                             signal, address: report.address, rssi: report.rssi,
                             txPower: report.txPower ?? report.data.txPowerLevel, age: age, at: report.timestamp)
                     }
-                    observer.ingested(OverrideKey(signal: signal, address: report.address))
+                    // A repeat changes nothing a recorder shows until its claim's expiry, which it marks.
+                    if outcome != .refreshed { observer.ingested(OverrideKey(signal: signal, address: report.address)) }
                 case .rejected:
                     summary.rejections += 1
                 case .userBeacon:
