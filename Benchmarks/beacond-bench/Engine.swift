@@ -141,6 +141,7 @@ func fold(_ outcome: IngestOutcome) -> Int {
     case .refused: 16
     case .contested(let started): started ? 17 : 18
     case .belowSigned: 19
+    case .revised: 20 + SignatureRejection.allCases.count
     case .unverified(let reason): 20 + (SignatureRejection.allCases.firstIndex(of: reason) ?? 0)
     }
 }

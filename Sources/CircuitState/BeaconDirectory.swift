@@ -22,7 +22,7 @@ public struct BeaconDirectory: Sendable {
         /// Why the latest frame did not count, in the protocol's words; nil when it did.
         public var rejection: String? {
             switch lastOutcome {
-            case .inserted, .replaced, .refreshed, .cleared, .contested: nil
+            case .inserted, .replaced, .refreshed, .revised, .cleared, .contested: nil
             case .ignoredOlder: "older"
             case .belowSigned: "below_signed"
             case .unverified(let reason): reason.rawValue

@@ -258,7 +258,11 @@ public struct FusionEngine: Sendable {
             if replacedAssertsMore { claims.hold(inForce, at: now, until: holdUntil) }
             claims.inForce = claim
         }
-        return order == .repeated ? .refreshed : .replaced
+        guard order == .repeated else { return .replaced }
+        let steady =
+            claim.mode == inForce.mode && claim.signal.zone == inForce.signal.zone
+            && claim.expiresAt >= inForce.expiresAt
+        return steady ? .refreshed : .revised
     }
 
     /// An older-sequence frame with a TTL: it becomes a contested claim when it is more severe

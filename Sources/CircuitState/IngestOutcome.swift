@@ -19,8 +19,12 @@ public enum IngestOutcome: Hashable, Sendable {
     case inserted
     /// A newer sequence replaced the entry.
     case replaced
-    /// The same sequence again refreshed reception time, TTL and content.
+    /// The same sequence again, with the claim's mode and zone, refreshed reception time, TTL and
+    /// content and moved its expiry no earlier: a beacon's steady repeat.
     case refreshed
+    /// The same sequence again with another mode or zone, or an earlier expiry: the claim in force
+    /// was revised to it (counted as a repeat too).
+    case revised
     /// An accepted frame with TTL 0 cleared the claim in force (it is held for the de-escalation hold).
     case cleared
     /// An older-sequence frame became the key's contested claim; `started` when the key had none.
@@ -68,7 +72,7 @@ public struct FusionCounters: Hashable, Sendable {
     mutating func record(_ outcome: IngestOutcome) {
         switch outcome {
         case .inserted, .replaced: accepted += 1
-        case .refreshed: repeats += 1
+        case .refreshed, .revised: repeats += 1
         case .cleared: cleared += 1
         case .contested(let started):
             contestedFrames += 1

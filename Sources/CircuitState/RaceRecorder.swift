@@ -4,9 +4,9 @@
 /// fresh or stale.
 ///
 /// Feed it every evaluation with the engine beside it (`TimelineDriver`'s observers) and, before
-/// that, the key of every report the engine ingested (`touch`). It reads only the touched keys'
-/// overrides, and every key's when a claim's expiry has passed, so a day of reports costs a
-/// dictionary lookup each.
+/// that, every report the engine ingested (`ingested`). It reads only those reports' keys, except
+/// a beacon's steady repeats (most of a day's reports), and a key again when its claim's expiry
+/// has passed.
 ///
 /// Bounded: at most `limit` stretches and `byteLimit` bytes (estimated) are kept; the oldest
 /// ended stretches go first and are counted in `dropped`.
@@ -39,6 +39,8 @@ public struct RaceRecorder: Sendable {
     private var evictedNow: [OverrideKey] = []
     /// `FusionEngine.evictions.total` at the last evaluation.
     private var evictionsSeen = 0
+    /// Whether the engine was reconfigured since the last evaluation.
+    private var reconfiguredNow = false
     private var remoteFailureSeen: Int64?
 
     public init(limit: Int = 1_000_000, byteLimit: Int = 256 << 20) {
@@ -46,9 +48,19 @@ public struct RaceRecorder: Sendable {
         self.byteLimit = max(1, byteLimit)
     }
 
-    /// The engine ingested a report of `key`: read its override at the next evaluation.
-    public mutating func touch(_ key: OverrideKey) {
+    /// The engine ingested a report of `key`: read its override at the next evaluation, unless the
+    /// report was a steady repeat (`.refreshed`: the same claim, its expiry no earlier), which
+    /// shows nothing new; the key's expiry mark catches up with the later expiry.
+    public mutating func ingested(_ key: OverrideKey, outcome: IngestOutcome) {
+        guard outcome != .refreshed else { return }
         touched.append(key)
+    }
+
+    /// The engine was reconfigured: claims may have been dropped or their expiries recomputed, so
+    /// every key is read at the next evaluation.
+    public mutating func engineReconfigured() {
+        touched.append(contentsOf: overrides.keys)
+        reconfiguredNow = true
     }
 
     /// One evaluation, with the engine right after it.
@@ -83,9 +95,10 @@ public struct RaceRecorder: Sendable {
                 read(first.key, engine: engine, at: time, zones: &zones)
             }
         }
-        for zone in zones { follow(zone: zone, at: time) }
+        for zone in zones { follow(zone: zone, at: time, engine: engine) }
         changedZones = zones
         evictedNow.removeAll(keepingCapacity: true)
+        reconfiguredNow = false
         if state.changed { recordPublished(state) }
         recordRaceControl(state.remote, at: time)
     }
@@ -186,7 +199,7 @@ public struct RaceRecorder: Sendable {
         }
     }
 
-    private mutating func follow(zone: UInt16, at time: Int64) {
+    private mutating func follow(zone: UInt16, at time: Int64, engine: FusionEngine) {
         let keys = zoneKeys[zone] ?? []
         var leader: ActiveOverride?
         for key in keys {
@@ -209,7 +222,8 @@ public struct RaceRecorder: Sendable {
                 return
             }
             detail.end = Self.end(
-                of: previous, now: overrides[previous.key], at: time, evicted: evictedNow.contains(previous.key))
+                of: previous, now: overrides[previous.key], at: time, evicted: evictedNow.contains(previous.key),
+                reconfigured: reconfiguredNow)
             stretch.detail = .claim(detail)
             stretch.end = time
             open.removeValue(forKey: row)
@@ -218,7 +232,8 @@ public struct RaceRecorder: Sendable {
         }
         guard let leader else { return }
         claimants[zone] = Set(keys.filter { overrides[$0]?.mode == leader.mode })
-        var detail = ClaimDetail(leader)
+        // The stored reading may predate the claim's steady repeats: its TTL and RSSI are read now.
+        var detail = ClaimDetail(engine.activeOverride(for: leader.key, at: time) ?? leader)
         detail.beacons = claimants[zone]?.count ?? 1
         if Self.showsHeldClaim(leader) { detail.heldFrom = time }
         open[row] = RaceStretch(row: row, start: time, end: time, mode: leader.mode, detail: .claim(detail))
@@ -238,11 +253,16 @@ public struct RaceRecorder: Sendable {
     }
 
     /// Why the claim `previous` showed ended at `time`; `now` is its key's override then. The
-    /// stored `previous` may be older than the claim's last repeat (repeats are not read), so its
-    /// expiry is not trusted: what changed is judged by `now`.
-    static func end(of previous: ActiveOverride, now: ActiveOverride?, at time: Int64, evicted: Bool) -> ClaimEnd {
+    /// stored `previous` may be older than the claim's last steady repeat (those are not read), so
+    /// its expiry is only a lower bound: what changed is judged by `now`. `reconfigured`: the engine
+    /// was reconfigured at `time`.
+    static func end(
+        of previous: ActiveOverride, now: ActiveOverride?, at time: Int64, evicted: Bool, reconfigured: Bool
+    ) -> ClaimEnd {
         if evicted { return .evicted }
         guard let now else {
+            // Gone before even its stored expiry: the new settings dropped it.
+            if reconfigured && previous.expiresAt > time { return .reconfigured }
             guard showsHeldClaim(previous) else { return .expired }
             return previous.claimInForce == nil ? .cleared : .deescalated
         }

@@ -43,6 +43,8 @@ public enum ClaimEnd: String, Hashable, Sendable, CaseIterable {
     case contested
     /// The override table was full and dropped it for a more severe claim.
     case evicted
+    /// A reload's settings (zones, allow list, RSSI, distance, signing) no longer admitted it.
+    case reconfigured
     /// Still in force when the recording ended.
     case recordingEnded = "recording_ended"
 }

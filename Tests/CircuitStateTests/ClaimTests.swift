@@ -28,7 +28,7 @@ import Testing
 
     @Test func theSameSequenceWithALowerModeIsHeldToo() {
         var engine = Self.engine(claiming: .redFlag)
-        #expect(engine.circuit(.normal, sequence: 500, ttl: 30, at: second) == .refreshed)
+        #expect(engine.circuit(.normal, sequence: 500, ttl: 30, at: second) == .revised)
         let held = engine.evaluate(at: second)
         #expect(held.mode == .redFlag)
         #expect(held.override?.heldClaim?.mode == .redFlag)

@@ -4,9 +4,11 @@ import Testing
 
 /// Runs timed inputs through a `TimelineDriver` with a `RaceRecorder` following it, as `beacond report`
 /// does, and returns its stretches (finished at the last evaluation) and every published change.
-private func record(
+/// `readingEveryReport`: the reference the recorder's shortcut must equal, a recorder that reads
+/// the key of every report, steady repeats too.
+func record(
     _ inputs: [(time: Int64, input: ScenarioInput)], configuration: FusionConfiguration = FusionConfiguration(),
-    limit: Int = 1_000
+    limit: Int = 1_000, readingEveryReport: Bool = false
 ) -> (stretches: [RaceStretch], changes: [PublishedState], recorder: RaceRecorder) {
     var driver = TimelineDriver(engine: FusionEngine(configuration: configuration))
     var recorder = RaceRecorder(limit: limit)
@@ -16,9 +18,11 @@ private func record(
         recorder.observe(state, engine: engine)
     }
     for (time, input) in inputs {
-        driver.input(at: time, observe: observe) { input.apply(to: &$0, at: time) }
-        if case .beacon(let signal, let sender, _) = input {
-            recorder.touch(OverrideKey(signal: signal, address: sender))
+        var outcome: IngestOutcome?
+        driver.input(at: time, observe: observe) { outcome = input.apply(to: &$0, at: time) }
+        if case .beacon(let signal, let sender, _) = input, let outcome {
+            let key = OverrideKey(signal: signal, address: sender)
+            recorder.ingested(key, outcome: readingEveryReport ? .replaced : outcome)
         }
     }
     driver.finish(observe: observe)
@@ -26,13 +30,13 @@ private func record(
     return (recorder.stretches, changes, recorder)
 }
 
-private func beacon(
+func beacon(
     zone: UInt16, _ mode: GeoRacingMode, sequence: UInt16, ttl: UInt8 = 10, from sender: UInt64 = 1, rssi: Int8 = -60
 ) -> ScenarioInput {
     .beacon(.circuit(zone: zone, mode: mode, sequence: sequence, ttl: ttl), address(sender), rssi: rssi)
 }
 
-private func claim(_ stretch: RaceStretch) -> ClaimDetail? {
+func claim(_ stretch: RaceStretch) -> ClaimDetail? {
     if case .claim(let detail) = stretch.detail { return detail }
     return nil
 }

@@ -30,7 +30,7 @@ import Testing
     @Test func repeatRefreshesReceptionTimeTTLAndContent() {
         var engine = FusionEngine()
         engine.circuit(.redFlag, sequence: 10, ttl: 10, temperature: 20, at: 0)
-        #expect(engine.circuit(.safetyCar, sequence: 10, ttl: 20, temperature: 31, at: 5 * second) == .refreshed)
+        #expect(engine.circuit(.safetyCar, sequence: 10, ttl: 20, temperature: 31, at: 5 * second) == .revised)
         let state = engine.evaluate(at: 5 * second + FusionConfiguration.defaultDeescalationHold)
         #expect(state.mode == .safetyCar)
         #expect(state.override?.temperature == 31)

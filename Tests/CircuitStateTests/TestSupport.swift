@@ -45,12 +45,16 @@ enum ScenarioInput: Sendable {
     case fetched(RemoteSnapshot)
     case failed
 
-    func apply(to engine: inout FusionEngine, at time: Int64) {
+    /// What the engine did with a beacon's frame; nil for race control's inputs.
+    @discardableResult
+    func apply(to engine: inout FusionEngine, at time: Int64) -> IngestOutcome? {
         switch self {
-        case .beacon(let signal, let sender, let rssi): engine.ingest(signal, address: sender, rssi: rssi, at: time)
+        case .beacon(let signal, let sender, let rssi):
+            return engine.ingest(signal, address: sender, rssi: rssi, at: time)
         case .fetched(let snapshot): engine.remoteFetched(snapshot, at: time)
         case .failed: engine.remoteFailed(at: time, reason: "timeout")
         }
+        return nil
     }
 }
 

@@ -191,7 +191,7 @@ package final class TrackStateHub: @unchecked Sendable {
         }
         directory.record(signal, address: address, rssi: rssi, txPower: txPower, outcome: outcome, at: now)
         let key = OverrideKey(signal: signal, address: address)
-        if outcome != .refreshed { history.touch(key) } // a repeat shows nothing new (RaceRecorder)
+        history.ingested(key, outcome: outcome)
         if case .contested(started: true) = outcome { warnOfContest(key, at: now) }
         return key
     }
@@ -241,6 +241,7 @@ package final class TrackStateHub: @unchecked Sendable {
         self.configuration = configuration
         if let zoneNames { self.zoneNames = zoneNames }
         driver.modifyEngine { $0.reconfigure(configuration) }
+        history.engineReconfigured()
         republish()
     }
 

@@ -103,8 +103,7 @@ package struct TimelineReplay {
                             signal, address: report.address, rssi: report.rssi,
                             txPower: report.txPower ?? report.data.txPowerLevel, age: age, at: report.timestamp)
                     }
-                    // A repeat changes nothing a recorder shows until its claim's expiry, which it marks.
-                    if outcome != .refreshed { observer.ingested(OverrideKey(signal: signal, address: report.address)) }
+                    observer.ingested(OverrideKey(signal: signal, address: report.address), outcome: outcome)
                 case .rejected:
                     summary.rejections += 1
                 case .userBeacon:
@@ -164,7 +163,7 @@ package struct TimelineReplay {
 /// ingested (before the evaluation that reads it), and every evaluation with the engine right after it.
 package protocol FusionObserver: AnyObject {
     func heard(at time: Int64)
-    func ingested(_ key: OverrideKey)
+    func ingested(_ key: OverrideKey, outcome: IngestOutcome)
     func evaluated(_ state: PublishedState, engine: FusionEngine)
     /// Stop reading the capture (the reader of the output went away).
     var stopped: Bool { get }
@@ -177,7 +176,7 @@ private final class ChangePrinter: FusionObserver {
     init(replay: TimelineReplay) { self.replay = replay }
 
     func heard(at time: Int64) {}
-    func ingested(_ key: OverrideKey) {}
+    func ingested(_ key: OverrideKey, outcome: IngestOutcome) {}
     func evaluated(_ state: PublishedState, engine: FusionEngine) {
         if state.changed { replay.print(state) }
     }

@@ -106,7 +106,7 @@ private final class CaptureRecording: FusionObserver {
         lastHeard = max(lastHeard ?? time, time)
     }
 
-    func ingested(_ key: OverrideKey) { recorder.touch(key) }
+    func ingested(_ key: OverrideKey, outcome: IngestOutcome) { recorder.ingested(key, outcome: outcome) }
 
     func evaluated(_ state: PublishedState, engine: FusionEngine) {
         recorder.observe(state, engine: engine)

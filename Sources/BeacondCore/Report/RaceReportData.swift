@@ -142,6 +142,7 @@ extension ClaimEnd: CustomStringConvertible {
         case .outranked: "outranked by a more severe claim in the zone"
         case .contested: "contested: an older-sequence frame from its address asserted more"
         case .evicted: "evicted (override table full)"
+        case .reconfigured: "dropped by a reload of the settings"
         case .recordingEnded: "still in force when the recording ended"
         }
     }
