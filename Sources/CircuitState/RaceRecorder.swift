@@ -39,8 +39,8 @@ public struct RaceRecorder: Sendable {
     private var evictedNow: [OverrideKey] = []
     /// `FusionEngine.evictions.total` at the last evaluation.
     private var evictionsSeen = 0
-    /// Whether the engine was reconfigured since the last evaluation.
-    private var reconfiguredNow = false
+    /// Why claims the engine dropped outside `ingest` and expiry since the last evaluation ended.
+    private var droppedNowEnd: ClaimEnd?
     private var remoteFailureSeen: Int64?
 
     public init(limit: Int = 1_000_000, byteLimit: Int = 256 << 20) {
@@ -56,11 +56,13 @@ public struct RaceRecorder: Sendable {
         touched.append(key)
     }
 
-    /// The engine was reconfigured: claims may have been dropped or their expiries recomputed, so
-    /// every key is read at the next evaluation.
-    public mutating func engineReconfigured() {
+    /// The engine dropped or revised claims outside `ingest` and expiry: a reconfiguration
+    /// (`.reconfigured`: claims dropped, expiries recomputed) or a replay pass starting again
+    /// (`.recordingEnded`: every claim forgotten). Every key is read at the next evaluation, and a
+    /// claim gone before its expiry ends by `reason`.
+    public mutating func engineRevised(endingDroppedClaimsAs reason: ClaimEnd) {
         touched.append(contentsOf: overrides.keys)
-        reconfiguredNow = true
+        droppedNowEnd = reason
     }
 
     /// One evaluation, with the engine right after it.
@@ -98,7 +100,7 @@ public struct RaceRecorder: Sendable {
         for zone in zones { follow(zone: zone, at: time, engine: engine) }
         changedZones = zones
         evictedNow.removeAll(keepingCapacity: true)
-        reconfiguredNow = false
+        droppedNowEnd = nil
         if state.changed { recordPublished(state) }
         recordRaceControl(state.remote, at: time)
     }
@@ -223,7 +225,7 @@ public struct RaceRecorder: Sendable {
             }
             detail.end = Self.end(
                 of: previous, now: overrides[previous.key], at: time, evicted: evictedNow.contains(previous.key),
-                reconfigured: reconfiguredNow)
+                dropped: droppedNowEnd)
             stretch.detail = .claim(detail)
             stretch.end = time
             open.removeValue(forKey: row)
@@ -254,15 +256,15 @@ public struct RaceRecorder: Sendable {
 
     /// Why the claim `previous` showed ended at `time`; `now` is its key's override then. The
     /// stored `previous` may be older than the claim's last steady repeat (those are not read), so
-    /// its expiry is only a lower bound: what changed is judged by `now`. `reconfigured`: the engine
-    /// was reconfigured at `time`.
+    /// its expiry is only a lower bound: what changed is judged by `now`. `dropped`: why a claim the
+    /// engine dropped at `time` outside `ingest` and expiry ended (`engineRevised`).
     static func end(
-        of previous: ActiveOverride, now: ActiveOverride?, at time: Int64, evicted: Bool, reconfigured: Bool
+        of previous: ActiveOverride, now: ActiveOverride?, at time: Int64, evicted: Bool, dropped: ClaimEnd?
     ) -> ClaimEnd {
         if evicted { return .evicted }
         guard let now else {
-            // Gone before even its stored expiry: the new settings dropped it.
-            if reconfigured && previous.expiresAt > time { return .reconfigured }
+            // Gone before even its stored expiry: the engine dropped it.
+            if let dropped, previous.expiresAt > time { return dropped }
             guard showsHeldClaim(previous) else { return .expired }
             return previous.claimInForce == nil ? .cleared : .deescalated
         }

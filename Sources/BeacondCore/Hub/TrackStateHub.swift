@@ -43,8 +43,7 @@ package final class TrackStateHub: @unchecked Sendable {
     ) { [unowned self] key, time, atOnce in
         emitBeaconUpdate(key, at: atOnce ? time : nil)
     }
-    /// The race so far, for `history` requests (`beacond report --socket`): bounded by count and
-    /// bytes, the oldest ended stretches dropped first (TrackStateHub+History.swift).
+    /// The race so far, for `history` requests, bounded by count and bytes (TrackStateHub+History.swift).
     private(set) var history = RaceRecorder(
         limit: TrackStateHub.historyLimit, byteLimit: TrackStateHub.historyByteLimit)
     /// The wall clock's offset the history's pages use (TrackStateHub+History.swift).
@@ -241,7 +240,7 @@ package final class TrackStateHub: @unchecked Sendable {
         self.configuration = configuration
         if let zoneNames { self.zoneNames = zoneNames }
         driver.modifyEngine { $0.reconfigure(configuration) }
-        history.engineReconfigured()
+        history.engineRevised(endingDroppedClaimsAs: .reconfigured)
         republish()
     }
 
@@ -257,6 +256,7 @@ package final class TrackStateHub: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         driver.settle(observe: observed)
         driver.modifyEngine { $0.clearOverrides() }
+        history.engineRevised(endingDroppedClaimsAs: .recordingEnded)
         directory.removeAll()
         republish()
     }

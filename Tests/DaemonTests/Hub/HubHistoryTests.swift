@@ -4,8 +4,16 @@ import Testing
 
 @testable import BeacondCore
 
+/// Why each zone stretch ended.
+private func claimEnds(_ stretches: [RaceStretch]) -> [ClaimEnd] {
+    stretches.compactMap {
+        if case .claim(let detail) = $0.detail { return detail.end }
+        return nil
+    }
+}
+
 /// The daemon's history follows the engine through what the hub does: repeats, revised repeats
-/// and reloads.
+/// reloads and replay passes.
 extension TrackStateHubTests {
     @Test func theHistoryShowsARevisedRepeatAtOnceAndAReloadsDropWhenItHappens() throws {
         try withHub { hub, _, clock in
@@ -35,11 +43,25 @@ extension TrackStateHubTests {
             #expect(zone.map(\.mode) == [.yellowFlag, .evacuation])
             #expect(zone.map { $0.start - start } == [0, 6 * Self.second])
             #expect(zone.map { $0.end - start } == [6 * Self.second, 10 * Self.second])
-            let ends: [ClaimEnd] = zone.compactMap {
-                if case .claim(let detail) = $0.detail { return detail.end }
-                return nil
-            }
-            #expect(ends == [.replaced, .reconfigured])
+            #expect(claimEnds(zone) == [.replaced, .reconfigured])
+        }
+    }
+
+    @Test func aReplayPassStartingAgainEndsTheHistorysClaimsThere() throws {
+        try withHub { hub, _, clock in
+            let start = clock.time
+            let red = GeoRacingSignal.circuit(zone: 4, mode: .redFlag, sequence: 3, ttl: 60)
+            hub.ingest(red, address: BluetoothAddress(rawValue: 4), rssi: -60, txPower: nil)
+            clock.time += 3 * Self.second
+            hub.clearOverrides()
+            clock.time += 5 * Self.second
+            hub.ingest(
+                .circuit(zone: 5, mode: .normal, sequence: 1, ttl: 10), address: BluetoothAddress(rawValue: 5),
+                rssi: -60,
+                txPower: nil)
+            let zone = hub.history.stretches.filter { $0.row == .zone(4) }
+            #expect(zone.map { $0.end - start } == [3 * Self.second])
+            #expect(claimEnds(zone) == [.recordingEnded])
         }
     }
 }
