@@ -268,8 +268,9 @@ uninstall:
 # `beacond replay --all [--json]` process beside it (the output path, with the static release
 # binary), then the fusion engine (a venue's steady state and a flood of 1,000,000
 # distinct keys), then the daemon (latency, fan-out, HCI path; idle cost of the static release
-# binary), then `beacond report` on a 24-hour venue day. The benchmarks are executables of their own under Benchmarks/, not part of the beacond
-# binary. Every figure is printed and also written to $(BENCH_RESULTS).
+# binary), then `beacond report` on a 24-hour venue day. The benchmarks are executables of their
+# own under Benchmarks/, not part of the beacond binary. Every figure is printed and also written
+# to $(BENCH_RESULTS).
 BENCH_RESULTS := .build/bench/results.json
 bench: deps-bench
 	rm -f $(BENCH_RESULTS)

@@ -56,7 +56,7 @@ struct OverrideTable {
     /// Entries publishing a signed claim, by severity: a signed entry takes the lead from a
     /// sticky unsigned one of its severity without a scan of the list when there is none.
     private var signedCounts = Array(repeating: 0, count: TrackMode.allCases.count)
-    private var expiries = ExpiryQueue()
+    private var expiries = MinHeap<ExpiryMark>()
     private var lastRevision: UInt64 = 0
 
     var count: Int { slotByKey.count }
@@ -299,13 +299,13 @@ struct OverrideTable {
         return evicted
     }
 
-    private func isCurrent(_ mark: ExpiryQueue.Mark) -> Bool {
+    private func isCurrent(_ mark: ExpiryMark) -> Bool {
         revisions.indices.contains(mark.slot) && revisions[mark.slot] == mark.revision
     }
 
     private mutating func markNextExpiry(of slot: Int) {
         guard let next = read(slot, { $0.claims.nextExpiry }) ?? nil else { return }
-        expiries.insert(ExpiryQueue.Mark(expiresAt: next, slot: slot, revision: revisions[slot]))
+        expiries.insert(ExpiryMark(expiresAt: next, slot: slot, revision: revisions[slot]))
     }
 
     private mutating func removeSlot(_ slot: Int) {
@@ -323,7 +323,7 @@ struct OverrideTable {
             slots.indices.compactMap { slot in
                 slots[slot].flatMap { entry in
                     entry.claims.nextExpiry.map {
-                        ExpiryQueue.Mark(expiresAt: $0, slot: slot, revision: entry.revision)
+                        ExpiryMark(expiresAt: $0, slot: slot, revision: entry.revision)
                     }
                 }
             })
@@ -372,5 +372,18 @@ struct OverrideTable {
         } else {
             recency[severity].newest = entry.lessRecent
         }
+    }
+}
+
+/// When an entry's next claim expires, as the table's heap holds it: marks are never updated in
+/// place; a newer mark supersedes an older one for the same entry, and the table skips marks whose
+/// revision is stale.
+struct ExpiryMark: HeapOrdered, Sendable {
+    var expiresAt: Int64
+    var slot: Int
+    var revision: UInt64
+
+    func precedes(_ other: ExpiryMark) -> Bool {
+        expiresAt != other.expiresAt ? expiresAt < other.expiresAt : revision < other.revision
     }
 }

@@ -30,7 +30,7 @@ public struct RaceRecorder: Sendable {
     /// Per open zone stretch, the keys that claimed its mode.
     private var claimants: [UInt16: Set<OverrideKey>] = [:]
     /// When to read each stored key again (`mark`), earliest first.
-    private var expiries = DeadlineHeap<OverrideKey>()
+    private var expiries = MinHeap<KeyDeadline>()
     private var expiryMarks: [OverrideKey: Int64] = [:]
     private var touched: [OverrideKey] = []
     /// The zones an evaluation must look at again; kept to reuse its storage.
@@ -193,11 +193,11 @@ public struct RaceRecorder: Sendable {
     /// mark only when a new claim expires sooner; the later one is then stale and skipped.
     private mutating func mark(_ key: OverrideKey, expiringAt time: Int64) {
         expiryMarks[key] = time
-        expiries.insert((time, key))
+        expiries.insert(KeyDeadline(time: time, key: key))
         // Stale entries (keys gone, marks moved earlier) wait for their time; a flood of short-lived
         // keys must not make them pile up: past twice the live marks, the heap keeps only those.
         if expiries.count > 2 * expiryMarks.count + 1024 {
-            expiries.rebuild(expiryMarks.lazy.map { ($0.value, $0.key) })
+            expiries.rebuild(expiryMarks.map { KeyDeadline(time: $0.value, key: $0.key) })
         }
     }
 
@@ -376,4 +376,12 @@ public struct HistoryPage: Hashable, Sendable {
         self.more = more
         self.skipped = skipped
     }
+}
+
+/// When the recorder reads a key again (`RaceRecorder.mark`).
+private struct KeyDeadline: HeapOrdered, Sendable {
+    var time: Int64
+    var key: OverrideKey
+
+    func precedes(_ other: KeyDeadline) -> Bool { time < other.time }
 }

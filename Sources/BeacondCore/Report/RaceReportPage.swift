@@ -12,10 +12,10 @@ package enum RaceReportPage {
         page += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         page += "<meta http-equiv=\"Content-Security-Policy\" content=\"\(contentSecurityPolicy)\">\n"
         page += "<meta name=\"viewport\" content=\"width=device-width\">\n"
-        page += "<meta name=\"generator\" content=\"beacond \(escaped(BeacondVersion.current))\">\n"
-        page += "<title>Race report: \(escaped(report.title))</title>\n"
+        page += "<meta name=\"generator\" content=\"beacond \(HTMLText.escaped(BeacondVersion.current))\">\n"
+        page += "<title>Race report: \(HTMLText.escaped(report.title))</title>\n"
         page += "<style>\(RaceReportAssets.style)</style></head>\n<body>\n"
-        page += "<header><h1>Race report: \(escaped(report.title))</h1>\n"
+        page += "<header><h1>Race report: \(HTMLText.escaped(report.title))</h1>\n"
         page += "<p id=\"range\" class=\"muted\">\(TimeFormat.iso8601(micros: report.start)) to "
         page += "\(TimeFormat.iso8601(micros: report.end))</p></header>\n"
         page += summary(report)
@@ -62,7 +62,7 @@ package enum RaceReportPage {
             text += " (\(duration(report.gaps.reduce(0) { $0 + ($1.end - $1.start) })) in all)"
         }
         text += ". \(counts.reports) advertising reports, \(counts.signals) GeoRacing signals"
-        if let since = report.countsSince { text += " (counts \(escaped(since)))" }
+        if let since = report.countsSince { text += " (counts \(HTMLText.escaped(since)))" }
         text += ".</p>\n"
         let evacuations = report.evacuations
         if evacuations.isEmpty {
@@ -140,9 +140,6 @@ package enum RaceReportPage {
     }
 
     private static func pad(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-
-    /// Text for HTML content and attributes.
-    static func escaped(_ text: String) -> String { HTMLText.escaped(text) }
 }
 
 extension Double {

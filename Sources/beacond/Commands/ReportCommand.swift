@@ -66,21 +66,25 @@ struct ReportCommand: ParsableCommand {
         }
     }
 
-    /// `90m`, `2h`, `1d`, `45s` or plain seconds: whole seconds from 1 to 30 days.
+    /// `90m`, `2h`, `1.5d`, `45s` or plain seconds (the duration parser of the config file and
+    /// flags, with a unit), rounded up to whole seconds: from 1 s to 30 days.
     static func parseSince(_ text: String) throws -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        var digits = Substring(text)
+        var number = text
         var unit: Int64 = 1
         if let last = text.last, let factor = units[last] {
             unit = factor
-            digits = digits.dropLast()
+            number.removeLast()
         }
-        guard let value = Int64(digits), value > 0, value <= HistoryQuery.maxSinceSeconds / unit else {
+        let limit = HistoryQuery.maxSinceSeconds * 1_000_000
+        guard let value = SecondsArgument.parse(number), value <= limit / unit,
+            (1_000_000...limit).contains(value * unit)
+        else {
             throw ValidationError(
                 "--since \(text): a duration such as 90m, 2h or 1d, from 1 s to "
                     + "\(HistoryQuery.maxSinceSeconds / 86_400) days")
         }
-        return value * unit
+        return (value * unit + 999_999) / 1_000_000
     }
 
     /// Where the page goes: `--output`, or the capture's file name with `.html` in the current directory.

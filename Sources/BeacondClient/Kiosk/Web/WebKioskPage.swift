@@ -25,7 +25,7 @@ enum WebKioskPage {
         let words = view.languages[0]
         var page = """
             <!DOCTYPE html>
-            <html lang="\(attributeEscaped(words.language))"><head><meta charset="utf-8">
+            <html lang="\(HTMLText.escaped(words.language))"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width,initial-scale=1">
             <title>beacond kiosk</title>
             <style>\(WebKioskAssets.style)</style>
@@ -34,21 +34,18 @@ enum WebKioskPage {
             """
         page += "<body class=\"\(steady ? "steady" : "")\"" + (preview ? " data-preview" : "")
         page += " data-flag=\"\(view.flag.rawValue)\""
-        page += " data-view=\"\(attributeEscaped(view.json()))\" data-lost=\"\(attributeEscaped(lost.json()))\">\n"
-        page += "<main id=\"flag\" lang=\"\(attributeEscaped(words.language))\">"
+        page += " data-view=\"\(HTMLText.escaped(view.json()))\" data-lost=\"\(HTMLText.escaped(lost.json()))\">\n"
+        page += "<main id=\"flag\" lang=\"\(HTMLText.escaped(words.language))\">"
         page += "<div id=\"arrow\"\(view.arrow == nil ? " hidden" : "")>\(WebKioskAssets.arrowSVG)</div>\n"
-        page += "<div id=\"words\"><h1 id=\"headline\">\(attributeEscaped(words.headline))</h1>\n<ul id=\"guidance\">"
-        for line in words.guidance { page += "<li>\(attributeEscaped(line))</li>" }
+        page += "<div id=\"words\"><h1 id=\"headline\">\(HTMLText.escaped(words.headline))</h1>\n<ul id=\"guidance\">"
+        for line in words.guidance { page += "<li>\(HTMLText.escaped(line))</li>" }
         page += "</ul>\n<ul id=\"details\">"
-        for line in words.details { page += "<li>\(attributeEscaped(line))</li>" }
+        for line in words.details { page += "<li>\(HTMLText.escaped(line))</li>" }
         page += "</ul></div>\n<p id=\"status\" role=\"status\" aria-live=\"assertive\">"
-        page += "\(attributeEscaped(words.status))</p>"
+        page += "\(HTMLText.escaped(words.status))</p>"
         page += "</main>\n<script>\(WebKioskAssets.script)</script>\n</body></html>\n"
         return Array(page.utf8)
     }
-
-    /// `text` safe inside a double- or single-quoted HTML attribute and as element text.
-    static func attributeEscaped(_ text: String) -> String { HTMLText.escaped(text) }
 }
 
 /// One view as the browser gets it: `KioskView` in each language of the cycle, plus the colours

@@ -56,8 +56,8 @@ enum WebKioskPreview {
         page += "<h1>beacond kiosk: every flag in every language at \(size.width)×\(size.height)</h1>\n"
         page += "<p id=\"summary\">Checking…</p>\n"
         for catalogue in presentation.catalogues where size.language == nil || size.language == catalogue.language {
-            let language = WebKioskPage.attributeEscaped(catalogue.language)
-            page += "<section lang=\"\(language)\"><h2>\(WebKioskPage.attributeEscaped(catalogue.name))</h2>\n"
+            let language = HTMLText.escaped(catalogue.language)
+            page += "<section lang=\"\(language)\"><h2>\(HTMLText.escaped(catalogue.name))</h2>\n"
             for flag in flags {
                 // A language code is ASCII letters, digits and `-` (`KioskCatalogue.isLanguageCode`): URL-safe.
                 let source = "/preview/frame?lang=\(language)&amp;flag=\(flag.rawValue)"

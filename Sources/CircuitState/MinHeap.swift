@@ -1,23 +1,19 @@
-/// A binary min-heap of expiry instants. Marks are never updated in place: a newer mark
-/// supersedes an older one for the same entry, and the table skips marks whose revision is stale.
-struct ExpiryQueue {
-    struct Mark {
-        var expiresAt: Int64
-        var slot: Int
-        var revision: UInt64
+/// How a `MinHeap` orders its elements: whether one comes due before another.
+protocol HeapOrdered {
+    func precedes(_ other: Self) -> Bool
+}
 
-        func precedes(_ other: Mark) -> Bool {
-            expiresAt != other.expiresAt ? expiresAt < other.expiresAt : revision < other.revision
-        }
-    }
-
-    private var heap: [Mark] = []
+/// A binary min-heap: what comes due first on top. Elements are never updated in place: an owner
+/// inserts a newer element and skips the superseded ones when they come up (the override table's
+/// expiry marks, the race recorder's key deadlines).
+struct MinHeap<Element: HeapOrdered> {
+    private var heap: [Element] = []
 
     var count: Int { heap.count }
-    var first: Mark? { heap.first }
+    var first: Element? { heap.first }
 
-    mutating func insert(_ mark: Mark) {
-        heap.append(mark)
+    mutating func insert(_ element: Element) {
+        heap.append(element)
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
@@ -27,7 +23,8 @@ struct ExpiryQueue {
         }
     }
 
-    mutating func removeFirst() -> Mark? {
+    @discardableResult
+    mutating func removeFirst() -> Element? {
         guard let first = heap.first else { return nil }
         let last = heap.removeLast()
         if !heap.isEmpty {
@@ -37,9 +34,9 @@ struct ExpiryQueue {
         return first
     }
 
-    /// Replaces the contents with `marks`.
-    mutating func rebuild(_ marks: [Mark]) {
-        heap = marks
+    /// Replaces the contents with `elements` (the ones the owner still wants).
+    mutating func rebuild(_ elements: [Element]) {
+        heap = elements
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) {
             siftDown(from: index)
         }
@@ -59,3 +56,5 @@ struct ExpiryQueue {
         }
     }
 }
+
+extension MinHeap: Sendable where Element: Sendable {}
