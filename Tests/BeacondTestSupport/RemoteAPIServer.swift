@@ -9,7 +9,7 @@ package enum RemoteTestTools {
 
     package static let serverScript = RepositoryPaths.fixture("remote_api_server.py")
 
-    /// A fresh directory under the system temporary directory, left for the system to clean.
+    /// A fresh directory under the system temporary directory, removed when the process exits.
     package static func temporaryDirectory() throws -> String {
         try TemporaryDirectory.make(prefix: "beacond-remote")
     }

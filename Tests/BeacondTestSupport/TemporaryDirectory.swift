@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A private directory (mkdtemp, mode 0700) for one test's files, removed when the object goes.
 /// `TemporaryDirectory(short: true)` makes it directly under /tmp with a short name, for unix
@@ -62,10 +63,26 @@ package enum RepositoryPaths {
 
 extension TemporaryDirectory {
     /// A fresh private directory that outlives the test (for files a test hands to a process
-    /// or to an object that outlives the scope); the system cleans the temporary directory.
+    /// or to an object that outlives the scope), removed when the test process exits.
     package static func make(prefix: String = "beacond", short: Bool = false) throws -> String {
         let directory = try TemporaryDirectory(prefix: prefix, short: short)
         directory.keep = true
+        removeAtExit(directory.path)
         return directory.path
     }
+
+    /// Removes `path` (a folder this process made) with everything in it when the process exits,
+    /// so a test run leaves nothing behind in the temporary directory.
+    package static func removeAtExit(_ path: String) {
+        _ = exitHandlerInstalled
+        leftovers.withLock { _ = $0.insert(path) }
+    }
 }
+
+private let leftovers = Mutex<Set<String>>([])
+
+private let exitHandlerInstalled: Void = {
+    atexit {
+        for path in leftovers.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
+}()

@@ -69,6 +69,7 @@ struct BeacondProcess {
     static func temporaryFile(_ name: String) -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-e2e-\(getpid())")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        TemporaryDirectory.removeAtExit(directory.path)
         return directory.appendingPathComponent(name).path
     }
 }

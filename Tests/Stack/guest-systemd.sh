@@ -17,14 +17,17 @@ config=/etc/beacond/beacond.yaml
 failures=0
 
 # verdict CHECK DETAIL COMMAND...: runs COMMAND once and writes one line for CHECK; 1 when it failed
-# (the steps that later ones need end the scenario then: `verdict ... || exit 1`).
+# (the steps that later ones need end the scenario then: `verdict ... || exit 1`). steps.log gets
+# the check with its time too, so a boot cut short by its timeout shows where the time went.
 verdict() {
 	local name=$1 detail=${2//[$'\t\n']/ }
 	shift 2
 	if "$@" >>"$results/verdict-commands.log" 2>&1; then
 		printf 'ok\t%s\t%s\n' "$name" "$detail" >&4
+		step "verdict ok: $name"
 	else
 		printf 'FAIL\t%s\t%s\n' "$name" "$detail" >&4
+		step "verdict FAIL: $name"
 		failures=$((failures + 1))
 		return 1
 	fi

@@ -64,7 +64,9 @@ import Testing
         voice.follow(Self.link("evacuation", zone: 9))
         voice.follow(.unreachable(since: 0, reason: "gone"))
         #expect(recorder.flags == [.green, .evacuation, .evacuation, .noSignal])
+        #expect(access(speaker.scratch, F_OK) == 0)
         speaker.stop()
+        #expect(access(speaker.scratch, F_OK) != 0, "a speaker never started removes its scratch folder at stop")
     }
 
     @Test func theAlarmIsTwoTonesAndAWAVRoundTrips() throws {
@@ -100,10 +102,14 @@ import Testing
         configuration.espeak = "/nonexistent/espeak-ng"
         let speaker = try KioskSpeaker(configuration: configuration) { lines.add($0) }
         try speaker.start()
-        defer { speaker.stop() }
+        defer {
+            speaker.stop()
+            #expect(access(speaker.scratch, F_OK) != 0, "the thread removed its scratch folder before stop returned")
+        }
         let catalogues = KioskCatalogueTests.loaded()
         speaker.announce(KioskAnnouncement(link: Self.link("evacuation"), catalogues: catalogues, exit: Self.gate))
         #expect(blockingWaitUntil(within: 10) { speaker.finished == 1 })
+        #expect(access(speaker.scratch + "/words-0.txt", F_OK) == 0, "the words went through the scratch folder")
         let wav = try PCMAudio(
             wav: Array(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/announcement-0001-evacuation.wav"))))
         #expect(abs(wav.duration - 2.4) < 0.01, "the alarm alone")

@@ -43,7 +43,11 @@ package final class KioskSpeaker: Sendable {
     let configuration: Configuration
     private let mailbox = Mutex(Mailbox())
     private let wake: WakeSignal
-    private let scratch: String
+    /// Signalled by the thread when it has ended and removed `scratch`.
+    private let ended: WakeSignal
+    private let started = Atomic<Bool>(false)
+    /// The speaker's own folder under /tmp for espeak-ng's input and output, removed at `stop()`.
+    package let scratch: String
     private let log: @Sendable (String) -> Void
     /// Failures already logged: each once.
     private let logged = Mutex(Set<String>())
@@ -59,6 +63,7 @@ package final class KioskSpeaker: Sendable {
         self.log = log
         do throws(WakeSignal.Failure) {
             wake = try WakeSignal()
+            ended = try WakeSignal()
         } catch {
             throw .eventfd(error.errno)
         }
@@ -66,7 +71,11 @@ package final class KioskSpeaker: Sendable {
         guard let made = mkdtemp(&template) else { throw .scratch(errno) }
         scratch = String(cString: made)
         if case .directory(let folder) = configuration.output {
-            guard Self.makeFolder(folder) else { throw .folder(folder, errno) }
+            guard Self.makeFolder(folder) else {
+                let code = errno
+                Self.removeFlatFolder(scratch)
+                throw .folder(folder, code)
+            }
         }
     }
 
@@ -86,7 +95,17 @@ package final class KioskSpeaker: Sendable {
 
     /// Starts the voice's thread.
     package func start() throws(PosixThread.StartError) {
-        try BlockingThreadBridge.detach { [self] in run() }
+        started.store(true, ordering: .sequentiallyConsistent)
+        do throws(PosixThread.StartError) {
+            try BlockingThreadBridge.detach { [self] in
+                run()
+                Self.removeFlatFolder(scratch)
+                ended.signal()
+            }
+        } catch {
+            started.store(false, ordering: .sequentiallyConsistent)
+            throw error
+        }
     }
 
     /// Says `announcement` as soon as possible, cutting off whatever is being said.
@@ -94,9 +113,15 @@ package final class KioskSpeaker: Sendable {
         interrupt { $0.pending = announcement }
     }
 
-    /// Stops the thread, cutting off what is being said.
+    /// Stops the thread, cutting off what is being said, and waits (at most 2 s) for it to remove
+    /// its scratch folder, so that a kiosk leaves nothing in /tmp however often it is restarted.
     package func stop() {
         interrupt { $0.stopped = true }
+        if started.load(ordering: .sequentiallyConsistent) {
+            ended.wait(micros: 2_000_000)
+        } else {
+            Self.removeFlatFolder(scratch)
+        }
     }
 
     /// Hands `change` to the thread as a new generation: the program running now is killed and
@@ -253,6 +278,12 @@ package final class KioskSpeaker: Sendable {
         }
         close(fd)
         return rename(temporary, path) == 0
+    }
+
+    /// Removes a folder that holds only files (the scratch folder).
+    static func removeFlatFolder(_ path: String) {
+        for entry in DirectoryEntries.list(path) ?? [] { unlink(path + "/" + entry.name) }
+        rmdir(path)
     }
 
     /// `mkdir -p`, mode 0755.
