@@ -236,6 +236,22 @@ final class WatchingClient: @unchecked Sendable {
         }
     }
 
+    /// Waits until the latest state received is the one a status reply reports, each status asked
+    /// over a fresh connection without `quickStatus`'s 100 ms bound (for a daemon whose status is
+    /// slower by design, as with the override table at its cap); that reply, or nil.
+    func statusAgreeingWithLatest(socket: String, timeout: Double = 5) -> [String: Any]? {
+        var agreeing: [String: Any]?
+        _ = blockingWaitUntil(within: timeout, intervalMicros: 20_000) {
+            guard let reply = FaultProbe.statusRoundTrip(socket)?.status,
+                let state = DaemonProcess.state(of: reply), let latest,
+                latest.seq == state.seq && latest.mode == state.mode
+            else { return false }
+            agreeing = reply
+            return true
+        }
+        return agreeing
+    }
+
     /// Waits until the last state received carries the remote message `message`.
     func waitForMessage(_ message: String, timeout: Double = 5) -> Bool {
         blockingWaitUntil(within: timeout, intervalMicros: 20_000) { lastMessage == message }
