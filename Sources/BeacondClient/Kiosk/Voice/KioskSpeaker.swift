@@ -93,7 +93,7 @@ package final class KioskSpeaker: Sendable {
         }
     }
 
-    /// Starts the voice's thread.
+    /// Starts the voice's thread. When it cannot start, the scratch folder goes at once.
     package func start() throws(PosixThread.StartError) {
         started.store(true, ordering: .sequentiallyConsistent)
         do throws(PosixThread.StartError) {
@@ -104,6 +104,7 @@ package final class KioskSpeaker: Sendable {
             }
         } catch {
             started.store(false, ordering: .sequentiallyConsistent)
+            Self.removeFlatFolder(scratch)
             throw error
         }
     }
