@@ -230,20 +230,20 @@ final class WatchingClient: @unchecked Sendable {
     /// Waits until the latest state received is the one `beacond status` reports (asked again on
     /// each try, as the state may still move).
     func waitForLatest(of daemon: DaemonProcess, timeout: Double = 5) -> Bool {
-        blockingWaitUntil(within: timeout, intervalMicros: 20_000) {
-            guard let state = DaemonProcess.state(of: daemon.quickStatus()), let latest else { return false }
-            return latest.seq == state.seq && latest.mode == state.mode
-        }
+        statusAgreeingWithLatest(timeout: timeout, ask: daemon.quickStatus) != nil
     }
 
-    /// Waits until the latest state received is the one a status reply reports, each status asked
-    /// over a fresh connection without `quickStatus`'s 100 ms bound (for a daemon whose status is
-    /// slower by design, as with the override table at its cap); that reply, or nil.
+    /// As `waitForLatest(of:)`, with each status asked over a fresh connection without
+    /// `quickStatus`'s 100 ms bound (for a daemon whose status is slower by design, as with the
+    /// override table at its cap); the reply that agreed, or nil.
     func statusAgreeingWithLatest(socket: String, timeout: Double = 5) -> [String: Any]? {
+        statusAgreeingWithLatest(timeout: timeout) { FaultProbe.statusRoundTrip(socket)?.status }
+    }
+
+    private func statusAgreeingWithLatest(timeout: Double, ask: () -> [String: Any]?) -> [String: Any]? {
         var agreeing: [String: Any]?
         _ = blockingWaitUntil(within: timeout, intervalMicros: 20_000) {
-            guard let reply = FaultProbe.statusRoundTrip(socket)?.status,
-                let state = DaemonProcess.state(of: reply), let latest,
+            guard let reply = ask(), let state = DaemonProcess.state(of: reply), let latest,
                 latest.seq == state.seq && latest.mode == state.mode
             else { return false }
             agreeing = reply
